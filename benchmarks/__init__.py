@@ -1,0 +1,1 @@
+"""Benchmark scripts (run with ``python -m benchmarks.<name>``); they are not tests."""

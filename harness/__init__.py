@@ -1,0 +1,1 @@
+"""tearline harness: scenarios, the fault proxy, the runner and the judge."""

@@ -1,0 +1,95 @@
+"""The ``tearline`` command."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from collections.abc import Sequence
+from dataclasses import asdict
+
+import trio
+
+from harness.linkargs import add_link_arguments, consumer_config, link_from_args
+from reference_impl.consumer import ConsumerPolicy, run_consumer
+from reference_impl.producer import Producer, ProducerConfig
+from reference_impl.report import ConsumerReport, to_json
+
+
+def _hostport(text: str) -> tuple[str, int]:
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit():
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
+def _summary(report: ConsumerReport) -> str:
+    lines = [
+        f"verdict      {report.verdict}",
+        f"complete     {report.complete}",
+        f"error_code   {report.error_code}",
+        f"accepted     {len(report.accepted)} messages in {report.reads} reads",
+        f"directive    {report.directive}",
+    ]
+    lines += [f"  {k:<34} {v}" for k, v in asdict(report.recorded).items()]
+    return "\n".join(lines)
+
+
+async def _demo(args: argparse.Namespace) -> int:
+    link = link_from_args(args)
+    producer = Producer(ProducerConfig(link))
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(producer.serve, "127.0.0.1", 0)
+        print(f"producer: {link.payload} over {link.framing} on 127.0.0.1:{port}")
+        report = await run_consumer("127.0.0.1", port, ConsumerPolicy(consumer_config(link)))
+        nursery.cancel_scope.cancel()
+    print(to_json(report) if args.json else _summary(report))
+    return 0 if report.complete else 1
+
+
+async def _produce(args: argparse.Namespace) -> int:
+    link = link_from_args(args)
+    producer = Producer(ProducerConfig(link))
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(producer.serve, args.host, args.port)
+        print(f"serving {link.payload} over {link.framing} on {args.host}:{port}", flush=True)
+    return 0
+
+
+async def _consume(args: argparse.Namespace) -> int:
+    link = link_from_args(args)
+    host, port = args.connect
+    report = await run_consumer(host, port, ConsumerPolicy(consumer_config(link)))
+    print(to_json(report) if args.json else _summary(report))
+    return 0 if report.complete else 1
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="tearline", description=__doc__)
+    sub = parser.add_subparsers(dest="command", required=True)
+    demo = sub.add_parser("demo", help="run the reference link end to end on loopback")
+    add_link_arguments(demo)
+    demo.add_argument("--json", action="store_true", help="print the consumer report as JSON")
+    produce = sub.add_parser("produce", help="serve the reference producer")
+    add_link_arguments(produce)
+    produce.add_argument("--host", default="127.0.0.1")
+    produce.add_argument("--port", type=int, default=0)
+    consume = sub.add_parser("consume", help="run the reference consumer against HOST:PORT")
+    add_link_arguments(consume)
+    consume.add_argument("--connect", type=_hostport, required=True, metavar="HOST:PORT")
+    consume.add_argument("--json", action="store_true")
+    return parser
+
+
+COMMANDS = {"demo": _demo, "produce": _produce, "consume": _consume}
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return trio.run(COMMANDS[args.command], args)
+    except KeyboardInterrupt:
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

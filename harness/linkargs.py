@@ -1,0 +1,60 @@
+"""Command-line options that describe a link, shared by ``tearline produce|consume|demo``."""
+
+from __future__ import annotations
+
+import argparse
+
+from reference_impl.framing import FRAMING_NAMES, FramingOptions
+from reference_impl.link import LinkSpec
+from reference_impl.payload import envelope, messages, tokens
+from reference_impl.session import ConsumerConfig
+
+PAYLOADS = ("messages", "envelope", "tokens")
+
+
+def add_link_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("link")
+    group.add_argument("--framing", choices=FRAMING_NAMES, default="sse")
+    group.add_argument("--payload", choices=PAYLOADS, default="envelope")
+    group.add_argument("--count", type=int, default=5, help="messages payload: how many")
+    group.add_argument("--size-bytes", type=int, default=64, help="messages payload: size each")
+    group.add_argument("--records", type=int, default=1000, help="envelope payload: records")
+    group.add_argument("--chunk-records", type=int, default=50, help="envelope payload: B")
+    group.add_argument(
+        "--profile",
+        choices=tokens.PROFILES,
+        default="openai",
+        help="tokens payload: producer profile",
+    )
+    group.add_argument("--tokens", type=int, default=40, help="tokens payload: how many")
+    group.add_argument(
+        "--advertise-length",
+        action="store_true",
+        help="tokens payload: advertise the token count up front",
+    )
+    group.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
+
+
+def link_from_args(args: argparse.Namespace) -> LinkSpec:
+    return LinkSpec(
+        framing=args.framing,
+        payload=args.payload,
+        messages=messages.MessagesSpec(count=args.count, size_bytes=args.size_bytes),
+        envelope=envelope.EnvelopeSpec(args.records, args.chunk_records),
+        tokens=tokens.TokenStreamSpec(
+            args.profile,
+            tokens.default_tokens(args.tokens, 0),
+            advertise_length=args.advertise_length,
+        ),
+        options=FramingOptions(sse_body=args.sse_body),
+    )
+
+
+def consumer_config(link: LinkSpec, timeout_s: float = 1.0) -> ConsumerConfig:
+    return ConsumerConfig(
+        framing=link.framing,
+        payload=link.payload,
+        token_profile=link.tokens.profile,
+        framing_options=link.options,
+        incomplete_message_timeout_s=timeout_s,
+    )

@@ -1,0 +1,99 @@
+"""The reference consumer: the trio shell around ``ConsumerSession``.
+
+It owns the socket and the clock and maps transport events once, here: a zero-byte read is a FIN
+(``"eof"``), ``trio.BrokenResourceError`` is an RST (``"rst"``), the session's deadline passing is
+``"timeout"``. Reconnects and the seed-000 pause are policies of this shell; every decision about
+bytes is the session's.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+from dataclasses import dataclass, field
+
+import trio
+
+from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.report import ConsumerReport
+from reference_impl.session import ConsumerConfig, ConsumerSession
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerPolicy:
+    """What the shell does beyond decoding."""
+
+    config: ConsumerConfig
+    read_bytes: int = 65536
+    max_reconnects: int = 0
+    #: seed 000 pause: after this many messages, with a partial buffer, pause and hand over
+    pause_at_message: int | None = None
+    pause_ms: float = 0.0
+    connect_timeout_s: float = 5.0
+    extra: dict[str, str] = field(default_factory=dict)
+
+
+async def _read_connection(
+    session: ConsumerSession, stream: trio.abc.Stream, policy: ConsumerPolicy
+) -> None:
+    paused = False
+    while not session.done:
+        with trio.move_on_at(session.deadline()):
+            try:
+                data = await stream.receive_some(policy.read_bytes)
+            except trio.BrokenResourceError:
+                session.end_of_stream("rst", trio.current_time())
+                return
+            if not data:
+                session.end_of_stream("eof", trio.current_time())
+                return
+            reply = session.receive(bytes(data), trio.current_time())
+            if reply:
+                # a failed send is not the verdict: the read side will tell how the link ended
+                with contextlib.suppress(trio.BrokenResourceError):
+                    await stream.send_all(reply)
+            if not paused and _should_pause(session, policy):
+                paused = True
+                checkpoint = session.checkpoint()
+                await trio.sleep(policy.pause_ms / 1000)  # the pause under test, not a sync
+                session.resume(checkpoint, trio.current_time())
+            continue
+        session.end_of_stream("timeout", trio.current_time())
+
+
+def _should_pause(session: ConsumerSession, policy: ConsumerPolicy) -> bool:
+    n = policy.pause_at_message
+    return n is not None and session.accepted_count >= n and session.has_partial
+
+
+async def _open(host: str, port: int, timeout_s: float) -> trio.SocketStream | None:
+    with trio.move_on_after(timeout_s):
+        try:
+            return await trio.open_tcp_stream(host, port)
+        except OSError:
+            return None
+    return None
+
+
+async def run_consumer(host: str, port: int, policy: ConsumerPolicy) -> ConsumerReport:
+    """Consume one stream (reconnecting as the policy allows) and return the report."""
+    session = ConsumerSession(policy.config)
+    for attempt in range(policy.max_reconnects + 1):
+        stream = await _open(host, port, policy.connect_timeout_s)
+        if stream is None:
+            if attempt == 0:
+                return session.failed_to_connect(
+                    CodecError(
+                        ErrorCode.CONNECT_FAILED, f"{host}:{port}: {errno.errorcode.get(111)}"
+                    )
+                )
+            break
+        if attempt > 0:
+            session.discard_on_reconnect()
+        async with stream:
+            with contextlib.suppress(trio.BrokenResourceError):
+                await stream.send_all(session.connect(trio.current_time()))
+            await _read_connection(session, stream, policy)
+        if not session.should_reconnect():
+            break
+    return session.report()

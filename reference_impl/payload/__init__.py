@@ -1,0 +1,5 @@
+"""Payloads: the application streams that ride on a framing (messages, envelope, tokens).
+
+Each payload module has a producer side that makes deterministic frames lazily and a consumer
+side that checks whole frames as they arrive. All of them are sans-IO.
+"""

@@ -1,0 +1,384 @@
+"""Seed 002's token stream: LLM-style token frames, a completion signal, an optional length hint.
+
+One frame is one framing message of compact UTF-8 JSON (multi-byte characters raw, so cuts land
+inside them). Three producer profiles (DESIGN decision 5), frames in order, ``[..]`` optional:
+
+``openai``: ``[hint] token* finish signal``
+    token ``{"choices":[{"index":0,"delta":{"content":TOKEN}}]}``;
+    finish ``{"choices":[{"index":0,"delta":{},"finish_reason":"stop"}]}``;
+    signal: the frame data is exactly ``[DONE]`` (``[DONE] junk`` is malformed, not a prefix match).
+``anthropic``: ``message_start [hint] content_block_start token* content_block_stop
+message_delta signal``
+    token ``{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":TOKEN}}``;
+    signal ``{"type":"message_stop"}``. ``Message.kind`` is the ``type``, so SSE writes
+    ``event: <type>``; a consumer that sees both checks they agree.
+``generic`` (ours): ``[hint] token* signal``
+    token ``{"token":TOKEN}``; signal ``{"done":true,"tokens":N}``, whose N must equal the
+    tokens received (it also catches a token dropped in the middle).
+
+The length hint (seed 002's ``expected_stream_length_hint``, in tokens) rides in a frame that
+each profile's own clients skip: openai ``{"choices":[],"tearline_expected_tokens":N}`` (empty
+choices, like the usage chunk); anthropic ``{"type":"ping","tearline_expected_tokens":N}`` (pings
+are ignored, and it follows ``message_start`` because SDKs insist on that event first); generic
+``{"expected_tokens":N}``. A hint is read only before the first token.
+
+A token is a frame carrying non-empty text; ``received_tokens`` counts those. ``send_completion``
+False drops only the signal frame: everything else looks finished, but the producer never said
+so, which is exactly the case a consumer must not accept (catalogue case 21).
+
+``TokenTracker`` reads whole frames and fails closed: not UTF-8 -> ``INVALID_UTF8`` (never
+repaired, DESIGN decision 4); not JSON, an unexpected shape, a hint after a token, more tokens
+than the hint, a frame after the signal -> ``MALFORMED_PAYLOAD``; an in-band error event ->
+``REMOTE_ERROR``. Whether the end was complete is for ``partial_stream_guard`` to judge, from
+``tracker.state(terminal_safe)``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import random
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Final, Literal
+
+from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.events import Message
+from reference_impl.partial_stream_guard import StreamState
+
+PROFILES: Final = ("openai", "anthropic", "generic")
+HINT_KEY: Final = "tearline_expected_tokens"
+DONE: Final = b"[DONE]"
+
+CutPoint = Literal["none", "utf8-char", "invalid-utf8", "json-value", "frame"]
+
+# Wide tokens alternate 2-, 4- and 3-byte characters, so any three in a row hold all widths.
+_WIDE = (" café", " 🚀", " 流式", " naïve", "🙂", " 数据")
+_NARROW = (" the", " stream", " agent", " token", ",", ".", ' "quoted"', " back\\slash")
+
+
+def default_tokens(count: int, seed: int = 0) -> tuple[str, ...]:
+    """``count`` deterministic tokens; every third is multi-byte (é, 🚀, CJK, ...), so from 8
+    tokens on, cuts inside 2-, 3- and 4-byte characters are all possible."""
+    rng = random.Random(seed)
+    return tuple(
+        _WIDE[(i // 3 + seed) % len(_WIDE)] if i % 3 == 1 else rng.choice(_NARROW)
+        for i in range(count)
+    )
+
+
+@dataclass(frozen=True, slots=True)
+class TokenStreamSpec:
+    """What a token producer streams; see the module docstring for the frames."""
+
+    profile: str
+    tokens: tuple[str, ...]
+    advertise_length: bool = False
+    send_completion: bool = True
+
+    def __post_init__(self) -> None:
+        if self.profile not in PROFILES:
+            raise ValueError(f"unknown profile {self.profile!r}; known: {PROFILES}")
+        if not all(isinstance(t, str) and t for t in self.tokens):
+            raise ValueError("tokens must be non-empty strings (an empty one is not a token)")
+
+
+def iter_messages(spec: TokenStreamSpec) -> Iterator[Message]:
+    """Every frame of the stream, lazily."""
+    return _ENCODERS[spec.profile](spec)
+
+
+def _message(frame: dict[str, object], kind: str = "") -> Message:
+    data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
+    return Message(data, kind)
+
+
+def _openai(spec: TokenStreamSpec) -> Iterator[Message]:
+    if spec.advertise_length:
+        yield _message({"choices": [], HINT_KEY: len(spec.tokens)})
+    for token in spec.tokens:
+        yield _message({"choices": [{"index": 0, "delta": {"content": token}}]})
+    yield _message({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
+    if spec.send_completion:
+        yield Message(DONE)
+
+
+def _event(frame: dict[str, object]) -> Message:
+    return _message(frame, str(frame["type"]))
+
+
+def _anthropic(spec: TokenStreamSpec) -> Iterator[Message]:
+    n = len(spec.tokens)
+    message = {"id": "msg_tearline", "type": "message", "role": "assistant", "content": []}
+    yield _event({"type": "message_start", "message": message})
+    if spec.advertise_length:
+        yield _event({"type": "ping", HINT_KEY: n})
+    block = {"type": "text", "text": ""}
+    yield _event({"type": "content_block_start", "index": 0, "content_block": block})
+    for token in spec.tokens:
+        delta = {"type": "text_delta", "text": token}
+        yield _event({"type": "content_block_delta", "index": 0, "delta": delta})
+    yield _event({"type": "content_block_stop", "index": 0})
+    stop = {"stop_reason": "end_turn", "stop_sequence": None}
+    yield _event({"type": "message_delta", "delta": stop, "usage": {"output_tokens": n}})
+    if spec.send_completion:
+        yield _event({"type": "message_stop"})
+
+
+def _generic(spec: TokenStreamSpec) -> Iterator[Message]:
+    if spec.advertise_length:
+        yield _message({"expected_tokens": len(spec.tokens)})
+    for token in spec.tokens:
+        yield _message({"token": token})
+    if spec.send_completion:
+        yield _message({"done": True, "tokens": len(spec.tokens)})
+
+
+_ENCODERS: dict[str, Callable[[TokenStreamSpec], Iterator[Message]]] = {
+    "openai": _openai,
+    "anthropic": _anthropic,
+    "generic": _generic,
+}
+
+
+# --- consumer side ----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _Frame:
+    """What one frame means to the tracker, whatever the profile."""
+
+    kind: Literal["token", "hint", "signal", "other"]
+    text: str = ""
+    count: int | None = None  # the hint's N, or the generic signal's N
+
+
+_OTHER = _Frame("other")
+_SIGNAL = _Frame("signal")
+
+
+def _malformed(detail: str) -> CodecError:
+    return CodecError(ErrorCode.MALFORMED_PAYLOAD, detail, at_boundary=True)
+
+
+def _object(data: bytes) -> dict[str, object]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise CodecError(ErrorCode.INVALID_UTF8, "frame is not UTF-8", at_boundary=True) from None
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError) as exc:
+        raise _malformed(f"frame is not JSON: {exc}") from None
+    if not isinstance(value, dict):
+        raise _malformed("frame is not a JSON object")
+    return value
+
+
+def _count(value: object) -> int:
+    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
+        raise _malformed(f"token count {value!r} is not a natural number")
+    return value
+
+
+def _text(value: object) -> _Frame:
+    if not isinstance(value, str):
+        raise _malformed("token text is not a string")
+    try:
+        value.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate smuggled in as a JSON \ud800 escape
+        raise CodecError(ErrorCode.INVALID_UTF8, "token is not Unicode", at_boundary=True) from None
+    return _Frame("token", value) if value else _OTHER
+
+
+def _decode_openai(message: Message) -> _Frame:
+    if message.data == DONE:
+        return _SIGNAL
+    frame = _object(message.data)
+    if "error" in frame:  # catalogue case 27: an in-band error after HTTP 200
+        raise CodecError(ErrorCode.REMOTE_ERROR, str(frame["error"]), at_boundary=True)
+    choices = frame.get("choices")
+    if choices == [] and HINT_KEY in frame:
+        return _Frame("hint", count=_count(frame[HINT_KEY]))
+    if choices == []:
+        return _OTHER  # a usage chunk
+    if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
+        raise _malformed("expected exactly one choice")
+    delta = choices[0].get("delta")
+    if not isinstance(delta, dict):
+        raise _malformed("choice without a delta")
+    content = delta.get("content")
+    return _OTHER if content is None else _text(content)  # role-only or finish chunk: other
+
+
+_ANTHROPIC_OTHER = frozenset({"message_start", "content_block_start", "content_block_stop"})
+
+
+def _decode_anthropic(message: Message) -> _Frame:
+    frame = _object(message.data)
+    kind = frame.get("type")
+    if message.kind and message.kind != kind:
+        raise _malformed(f"event {message.kind!r} carries type {kind!r}")
+    if kind == "error":  # catalogue case 23: mid-stream error event
+        raise CodecError(ErrorCode.REMOTE_ERROR, str(frame.get("error")), at_boundary=True)
+    if kind == "message_stop":
+        return _SIGNAL
+    if kind == "ping":
+        return _Frame("hint", count=_count(frame[HINT_KEY])) if HINT_KEY in frame else _OTHER
+    if kind == "content_block_delta":
+        delta = frame.get("delta")
+        if not isinstance(delta, dict) or delta.get("type") != "text_delta":
+            raise _malformed("content_block_delta without a text_delta")
+        return _text(delta.get("text"))
+    if kind in _ANTHROPIC_OTHER or kind == "message_delta":
+        return _OTHER
+    raise _malformed(f"unknown event type {kind!r}")
+
+
+def _decode_generic(message: Message) -> _Frame:
+    frame = _object(message.data)
+    keys = frame.keys()
+    if keys == {"token"}:
+        return _text(frame["token"])
+    if keys == {"expected_tokens"}:
+        return _Frame("hint", count=_count(frame["expected_tokens"]))
+    if keys == {"done", "tokens"} and frame["done"] is True:
+        return _Frame("signal", count=_count(frame["tokens"]))
+    raise _malformed(f"unexpected generic frame with keys {sorted(keys)}")
+
+
+_DECODERS: dict[str, Callable[[Message], _Frame]] = {
+    "openai": _decode_openai,
+    "anthropic": _decode_anthropic,
+    "generic": _decode_generic,
+}
+
+
+class TokenTracker:
+    """Reads a token stream frame by frame and records what seed 002's guard needs.
+
+    Feed each whole framing message to ``feed``. When the stream ends (cleanly or not), ask
+    ``state(terminal_safe)`` and hand it to ``PartialStreamGuard``; ``terminal_safe`` is whether
+    the framing stopped between messages (``classify_cut(codec.partial()) == "none"``). After a
+    ``CodecError`` the tracker is dead and every ``feed`` raises the same code again.
+    """
+
+    def __init__(self, profile: str) -> None:
+        if profile not in _DECODERS:
+            raise ValueError(f"unknown profile {profile!r}; known: {PROFILES}")
+        self.profile = profile
+        self._decode = _DECODERS[profile]
+        self._parts: list[str] = []
+        self._sha = hashlib.sha256()
+        self._received = 0
+        self._expected: int | None = None
+        self._receipt: str | None = None
+        self._error: CodecError | None = None
+
+    @property
+    def text(self) -> str:
+        """The concatenated token text received so far."""
+        return "".join(self._parts)
+
+    @property
+    def received_tokens(self) -> int:
+        """Token frames (frames with non-empty text) received so far."""
+        return self._received
+
+    @property
+    def expected_length(self) -> int | None:
+        """The advertised length hint in tokens, None if there was none."""
+        return self._expected
+
+    @property
+    def completion_signal_present(self) -> bool:
+        """True once the profile's completion signal arrived (and nothing else)."""
+        return self._receipt is not None
+
+    @property
+    def completion_receipt(self) -> str | None:
+        """Seed 002's ``stream_completion_signal_receipt``: the profile and the signal frame as
+        received (``'openai: [DONE]'``), None until it arrives."""
+        return self._receipt
+
+    def feed(self, message: Message) -> None:
+        """Take one whole frame; raise ``CodecError`` at the first violation."""
+        if self._error is not None:
+            err = self._error
+            raise CodecError(err.code, err.detail, at_boundary=err.at_boundary)
+        try:
+            self._accept(message)
+        except CodecError as err:
+            self._error = err
+            raise
+
+    def _accept(self, message: Message) -> None:
+        self._sha.update(message.data)
+        if self._receipt is not None:
+            raise _malformed("frame after the completion signal")
+        frame = self._decode(message)
+        if frame.kind == "hint":
+            if self._received or self._expected is not None:
+                raise _malformed("length hint after the stream started")
+            self._expected = frame.count
+        elif frame.kind == "token":
+            if self._expected is not None and self._received >= self._expected:
+                raise _malformed(f"more tokens than the advertised {self._expected}")
+            self._parts.append(frame.text)
+            self._received += 1
+        elif frame.kind == "signal":
+            if frame.count is not None and frame.count != self._received:
+                raise _malformed(f"signal says {frame.count} tokens, got {self._received}")
+            self._receipt = f"{self.profile}: {message.data.decode()}"
+
+    def state(self, terminal_safe: bool) -> StreamState:
+        """Seed 002's ``StreamState`` for the stream as received (lengths in tokens)."""
+        return StreamState(
+            completion_signal_present=self.completion_signal_present,
+            expected_length=self._expected,
+            received_length=self._received,
+            terminal_byte_is_safe_boundary=terminal_safe,
+        )
+
+    def partial_stream_hash(self, tail: bytes = b"") -> str:
+        """Seed 002's ``partial_stream_hash``: hex SHA-256 of every frame's data as received,
+        concatenated in order, then ``tail`` (the bytes of a frame cut short, if any). Valid
+        frames are JSON objects or ``[DONE]``, which delimit themselves, so no separator."""
+        sha = self._sha.copy()
+        sha.update(tail)
+        return sha.hexdigest()
+
+    def recovery_predicate(self) -> str:
+        """Seed 002's ``stream_recovery_predicate``: ``NONE`` when the stream proved its end
+        (signal, or the advertised length) without error, else ``REFETCH_ALL``: a generation
+        cannot be resumed mid-way, a new request streams a new answer."""
+        complete = self.completion_signal_present or (
+            self._expected is not None and self._received == self._expected
+        )
+        return "NONE" if complete and self._error is None else "REFETCH_ALL"
+
+
+def classify_cut(partial: bytes) -> CutPoint:
+    """Where a frame cut short stopped, to explain ``PARTIAL_MID_TOKEN``.
+
+    ``"none"``: nothing in flight (a clean boundary); ``"utf8-char"``: inside a multi-byte UTF-8
+    character; ``"invalid-utf8"``: the bytes are not UTF-8 even allowing for the cut (garbage,
+    not a cut); ``"json-value"``: valid UTF-8 but not yet a whole JSON value; ``"frame"``: a
+    whole value (or ``[DONE]``) that the framing still says was cut short.
+    """
+    if not partial:
+        return "none"
+    try:
+        text = partial.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # CPython gives this reason only for a sequence that is valid so far but cut by the end
+        # of the input (maximal-subpart rule); garbage anywhere, such as b"\xed\xa0" (a
+        # surrogate), is reported first. An incremental decoder is laxer: it buffers b"\xed\xa0".
+        return "utf8-char" if exc.reason == "unexpected end of data" else "invalid-utf8"
+    if partial == DONE:
+        return "frame"
+    try:
+        json.loads(text)
+    except (ValueError, RecursionError):
+        return "json-value"
+    return "frame"

@@ -1,0 +1,179 @@
+"""The reference producer: a trio TCP server that streams a link's payload to each consumer.
+
+One connection = handshake, then messages, then the framing's explicit end, then a graceful close
+(``send_eof`` first, then drain the consumer until it closes: closing with unread bytes would send
+an RST instead of a FIN, failure catalogue case 60).
+
+Backpressure (seed 001 §3): a traversal task puts messages into a bounded channel of
+``channel_capacity`` items; the sender takes them out only as fast as the socket accepts bytes, so
+a slow consumer pauses the traversal and the producer holds at most ``channel_capacity + 1``
+messages. ``ProducerLog`` records that peak (invariant I6) and what was sent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import trio
+
+from reference_impl.errors import CodecError
+from reference_impl.events import Message
+from reference_impl.framing import make_server
+from reference_impl.framing.base import ServerCodec
+from reference_impl.link import LinkSpec, iter_payload
+
+HANDSHAKE_TIMEOUT_S = 10.0
+DRAIN_TIMEOUT_S = 2.0
+READ_BYTES = 65536
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerConfig:
+    link: LinkSpec = field(default_factory=LinkSpec)
+    #: on a reconnect: restart the stream, or continue after what was already sent
+    resume: bool = False
+    #: C_cap of seed 001: messages the traversal may run ahead of the socket
+    channel_capacity: int = 2
+
+
+@dataclass(slots=True)
+class ConnectionLog:
+    number: int
+    sent: list[str] = field(default_factory=list)  # sha256 of each message fully written
+    completed: bool = False  # the framing's end was written
+    max_held: int = 0  # peak messages produced but not yet written (I6)
+    error: str = ""
+
+
+@dataclass(slots=True)
+class ProducerLog:
+    connections: list[ConnectionLog] = field(default_factory=list)
+
+    def all_sent(self) -> list[str]:
+        return [digest for conn in self.connections for digest in conn.sent]
+
+
+class _Connection:
+    """One accepted consumer: the codec, the socket, and the flow-control handshake."""
+
+    def __init__(self, stream: trio.SocketStream, codec: ServerCodec, log: ConnectionLog) -> None:
+        self.stream, self.codec, self.log = stream, codec, log
+        self.credit = trio.Event()
+        self.peer_closed = trio.Event()
+
+    async def read_loop(self) -> None:
+        """Feed the consumer's bytes (request, acks, credit) to the codec until it closes."""
+        try:
+            while data := await self.stream.receive_some(READ_BYTES):
+                self.codec.receive_data(data)
+                self.credit.set()
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            self.peer_closed.set()
+            self.credit.set()
+
+    async def close_gracefully(self) -> None:
+        """FIN, then let the read loop drain until the consumer closes (bounded), so our close
+        is never an RST (failure catalogue case 60)."""
+        await self.stream.send_eof()
+        with trio.move_on_after(DRAIN_TIMEOUT_S):
+            await self.peer_closed.wait()
+
+    async def flush(self) -> None:
+        """Write what the codec has framed, waiting for flow-control credit when blocked."""
+        while True:
+            data = self.codec.data_to_send()
+            if data:
+                await self.stream.send_all(data)
+            if not self.codec.blocked:
+                return
+            if self.peer_closed.is_set():
+                raise trio.BrokenResourceError("consumer left while the stream was blocked")
+            self.credit = trio.Event()
+            await self.credit.wait()
+
+
+async def _traverse(source: Iterator[Message], channel: trio.MemorySendChannel[Message]) -> None:
+    async with channel:
+        for message in source:
+            await channel.send(message)
+
+
+async def _send_stream(conn: _Connection, spec: ProducerConfig, start: int) -> None:
+    send, receive = trio.open_memory_channel[Message](spec.channel_capacity)
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_traverse, iter_payload(spec.link, start), send)
+        async with receive:
+            async for message in receive:
+                # held = queued in the channel + the one in hand
+                conn.log.max_held = max(
+                    conn.log.max_held, receive.statistics().current_buffer_used + 1
+                )
+                conn.codec.send_message(message)
+                await conn.flush()
+                conn.log.sent.append(hashlib.sha256(message.data).hexdigest())
+    conn.codec.end(ok=True)
+    await conn.flush()
+    conn.log.completed = True
+
+
+class Producer:
+    """Serves ``config`` to every consumer that connects; ``log`` says what went out."""
+
+    def __init__(self, config: ProducerConfig) -> None:
+        self.config = config
+        self.log = ProducerLog()
+
+    def _start_index(self, codec: ServerCodec) -> int:
+        if not self.config.resume:
+            return 0
+        last_id = codec.request_header("last-event-id")
+        if last_id and last_id.isdigit():
+            return int(last_id)
+        return len(self.log.all_sent())
+
+    async def handle(self, stream: trio.SocketStream) -> None:
+        log = ConnectionLog(len(self.log.connections) + 1)
+        self.log.connections.append(log)
+        conn = _Connection(
+            stream, make_server(self.config.link.framing, self.config.link.options), log
+        )
+        try:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(conn.read_loop)
+                with trio.fail_after(HANDSHAKE_TIMEOUT_S):
+                    while not conn.codec.ready:
+                        if conn.peer_closed.is_set():
+                            raise trio.BrokenResourceError("closed during handshake")
+                        conn.credit = trio.Event()
+                        await conn.credit.wait()
+                await conn.flush()
+                await _send_stream(conn, self.config, self._start_index(conn.codec))
+                await conn.close_gracefully()
+                nursery.cancel_scope.cancel()
+        except (
+            trio.BrokenResourceError,
+            trio.ClosedResourceError,
+            trio.TooSlowError,
+            CodecError,
+        ) as err:
+            log.error = type(err).__name__
+        finally:
+            await stream.aclose()
+
+    async def serve(
+        self,
+        host: str = "127.0.0.1",
+        port: int = 0,
+        *,
+        task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
+    ) -> None:
+        """Listen on ``host:port`` (0 = a port from the OS) and report the port when ready."""
+        listeners = await trio.open_tcp_listeners(port, host=host)
+        bound = listeners[0].socket.getsockname()[1]
+        async with trio.open_nursery() as nursery:
+            await nursery.start(trio.serve_listeners, self.handle, listeners)
+            task_status.started(bound)

@@ -1,0 +1,113 @@
+"""The consumer report: what a consumer accepted and which verdict it reached.
+
+This is also the contract for users' own consumer programs (``docs/consumer-contract.md``): a
+consumer writes one JSON object of this shape, and the judge reads nothing else from it.
+``to_json``/``from_json`` are the only (de)serialisers, so the document and the code cannot drift.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+REPORT_VERSION = 1
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """One message the consumer handed on: its SHA-256 (hex), size, and connection (1-based)."""
+
+    sha256: str
+    size: int
+    connection: int = 1
+
+    @classmethod
+    def of(cls, data: bytes, connection: int = 1) -> Accepted:
+        return cls(hashlib.sha256(data).hexdigest(), len(data), connection)
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    """The recorded elements of seeds 000 and 002, as they stood when the consumer decided."""
+
+    message_boundary_delimiter: str | None = None
+    partial_buffer_state_hash: str | None = None
+    expected_message_size: int | None = None
+    incomplete_message_timeout: float | None = None
+    stream_completion_signal_receipt: str | None = None
+    expected_stream_length_hint: int | None = None
+    partial_stream_hash: str | None = None
+    stream_recovery_predicate: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConnectionSummary:
+    """How one connection of the consumer ended, and the framing verdict it left."""
+
+    end: str  # "stream-end" | "eof" | "rst" | "timeout" | "error" | "paused-stale"
+    framing_verdict: str
+    error_code: str | None
+    reads: int
+    bytes_received: int
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerReport:
+    verdict: str
+    complete: bool
+    error_code: str | None = None
+    framing_verdict: str | None = None
+    accepted: tuple[Accepted, ...] = ()
+    connections: tuple[ConnectionSummary, ...] = ()
+    reads: int = 0
+    recorded: Recorded = field(default_factory=Recorded)
+    manifest_digest: str | None = None
+    directive: str | None = None
+    detail: str = ""
+    version: int = REPORT_VERSION
+
+
+def to_json(report: ConsumerReport) -> str:
+    return json.dumps(asdict(report), sort_keys=True)
+
+
+class ReportFormatError(ValueError):
+    """A consumer printed something that is not a valid report."""
+
+
+def _build(cls: Any, raw: Any, where: str) -> Any:
+    if not isinstance(raw, dict):
+        raise ReportFormatError(f"{where}: expected an object")
+    names = {f for f in cls.__dataclass_fields__}
+    unknown = set(raw) - names
+    if unknown:
+        raise ReportFormatError(f"{where}: unknown keys {sorted(unknown)}")
+    try:
+        return cls(**raw)
+    except TypeError as err:
+        raise ReportFormatError(f"{where}: {err}") from None
+
+
+def from_json(text: str) -> ConsumerReport:
+    """Parse a report; ``ReportFormatError`` names the first problem."""
+    try:
+        raw = json.loads(text)
+    except json.JSONDecodeError as err:
+        raise ReportFormatError(f"not JSON: {err}") from None
+    if not isinstance(raw, dict):
+        raise ReportFormatError("report: expected an object")
+    raw = dict(raw)
+    raw["accepted"] = tuple(
+        _build(Accepted, a, f"accepted[{i}]") for i, a in enumerate(raw.get("accepted", []))
+    )
+    raw["connections"] = tuple(
+        _build(ConnectionSummary, c, f"connections[{i}]")
+        for i, c in enumerate(raw.get("connections", []))
+    )
+    raw["recorded"] = _build(Recorded, raw.get("recorded", {}), "recorded")
+    report: ConsumerReport = _build(ConsumerReport, raw, "report")
+    if not isinstance(report.verdict, str) or not isinstance(report.complete, bool):
+        raise ReportFormatError("report: 'verdict' must be a string and 'complete' a boolean")
+    return report

@@ -1,0 +1,25 @@
+"""ruff and mypy --strict over the whole tree, so the test command is the only gate."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def _run(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", *args], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+
+
+def test_ruff_is_clean() -> None:
+    result = _run("ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_mypy_strict_is_clean() -> None:
+    result = _run("mypy", "--strict")
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -1,0 +1,91 @@
+"""Sans-IO helpers shared by the codec tests: produce a framing's wire bytes, then decode them
+under any split, without sockets."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterable, Sequence
+
+from reference_impl.errors import CodecError
+from reference_impl.events import Event, Message
+from reference_impl.framing import FramingOptions, make_client, make_server
+from reference_impl.framing.base import ClientCodec, ServerCodec
+
+
+def _pump(client: ClientCodec, server: ServerCodec, wire: bytearray) -> None:
+    """Move bytes both ways until neither side has anything more to say."""
+    for _ in range(10_000):
+        up = client.data_to_send()
+        if up:
+            server.receive_data(up)
+        down = server.data_to_send()
+        if down:
+            wire += down
+            client.receive_data(down)
+        if not up and not down:
+            return
+    raise AssertionError("codecs did not settle")
+
+
+def produce_wire(
+    framing: str,
+    messages: Sequence[Message],
+    *,
+    end: bool = True,
+    options: FramingOptions | None = None,
+) -> tuple[bytes, bytes]:
+    """Run a client and a server codec against each other in memory.
+
+    Returns ``(request, wire)``: what the client sent first, and every byte the server sent.
+    """
+    options = options or FramingOptions()
+    client, server = make_client(framing, options), make_server(framing, options)
+    request = client.initiate()
+    server.receive_data(request)
+    wire = bytearray()
+    _pump(client, server, wire)
+    assert server.ready
+    for message in messages:
+        server.send_message(message)
+        _pump(client, server, wire)
+    if end:
+        server.end()
+        _pump(client, server, wire)
+    return request, bytes(wire)
+
+
+def decode(
+    framing: str,
+    pieces: Iterable[bytes],
+    *,
+    eof: bool = True,
+    options: FramingOptions | None = None,
+) -> list[Event]:
+    """Decode server bytes delivered as ``pieces`` with a fresh client; EOF at the end if asked."""
+    client = make_client(framing, options or FramingOptions())
+    client.initiate()
+    events: list[Event] = []
+    for piece in pieces:
+        events += client.receive_data(piece)
+    if eof:
+        events += client.receive_eof()
+    return events
+
+
+def split_at(data: bytes, cuts: Iterable[int]) -> list[bytes]:
+    """Split ``data`` at the given offsets (any order, duplicates allowed)."""
+    points = sorted({0, len(data), *(c for c in cuts if 0 <= c <= len(data))})
+    return [data[a:b] for a, b in itertools.pairwise(points)]
+
+
+def bytewise(data: bytes) -> list[bytes]:
+    return [data[i : i + 1] for i in range(len(data))]
+
+
+def decode_error(framing: str, pieces: Iterable[bytes], **kw: object) -> CodecError:
+    """Decode and return the CodecError raised; fail the test if none is."""
+    try:
+        decode(framing, pieces, **kw)  # type: ignore[arg-type]
+    except CodecError as err:
+        return err
+    raise AssertionError("expected a CodecError")
