@@ -9,6 +9,7 @@ from dataclasses import asdict
 
 import trio
 
+from harness import proxy_command, scenario_commands
 from harness.linkargs import add_link_arguments, consumer_config, link_from_args
 from reference_impl.consumer import ConsumerPolicy, run_consumer
 from reference_impl.producer import Producer, ProducerConfig
@@ -77,18 +78,32 @@ def build_parser() -> argparse.ArgumentParser:
     add_link_arguments(consume)
     consume.add_argument("--connect", type=_hostport, required=True, metavar="HOST:PORT")
     consume.add_argument("--json", action="store_true")
+    scenario_commands.add_parsers(sub)
+    proxy_command.add_parser(sub)
     return parser
 
 
 COMMANDS = {"demo": _demo, "produce": _produce, "consume": _consume}
+SYNC_COMMANDS = {
+    "run": scenario_commands.run,
+    "validate": scenario_commands.validate,
+    "list": scenario_commands.list_cases,
+    "schema": scenario_commands.schema,
+    "proxy": proxy_command.proxy,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
+        if args.command in SYNC_COMMANDS:
+            return SYNC_COMMANDS[args.command](args)
         return trio.run(COMMANDS[args.command], args)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:  # `tearline list | head`
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,66 @@
+"""Users' own consumer programs: how tearline starts them and reads their verdict.
+
+The contract (``docs/consumer-contract.md``): tearline runs ``link.consumer.command`` with
+``{host}``, ``{port}``, ``{framing}``, ``{payload}`` replaced in its arguments and the same values
+in the environment (``TEARLINE_HOST``, ``TEARLINE_PORT``, ``TEARLINE_FRAMING``,
+``TEARLINE_PAYLOAD``, ``TEARLINE_INCOMPLETE_MESSAGE_TIMEOUT_MS``, ``TEARLINE_PROFILE``). The
+program connects, consumes one stream, and prints its report (one JSON object, see
+``reference_impl/report.py``) as the last line of its standard output. A program that hangs is
+killed at the case deadline (no verdict); one that exits without a valid report has no verdict
+either, and the diagnosis quotes its exit status and the tail of its standard error.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+
+import trio
+
+from harness.scenario import Link
+from reference_impl.consumer import ConsumerPolicy
+from reference_impl.report import ConsumerReport, ReportFormatError, from_json
+
+STDERR_TAIL = 300
+
+
+def command_for(link: Link, host: str, port: int) -> tuple[list[str], dict[str, str]]:
+    values = {
+        "host": host,
+        "port": str(port),
+        "framing": link.framing,
+        "payload": link.payload,
+        "profile": link.tokens.profile if link.tokens else "openai",
+        "incomplete_message_timeout_ms": f"{link.consumer.incomplete_message_timeout_ms:g}",
+    }
+    assert link.consumer.command is not None
+    argv = [arg.format(**values) for arg in link.consumer.command]
+    env = dict(os.environ)
+    env.update({f"TEARLINE_{key.upper()}": value for key, value in values.items()})
+    return argv, env
+
+
+async def run_external_consumer(
+    link: Link, policy: ConsumerPolicy, host: str, port: int
+) -> tuple[ConsumerReport | None, str]:
+    """Run the user's consumer; (report, '') or (None, why there is none)."""
+    argv, env = command_for(link, host, port)
+    try:
+        done = await trio.run_process(
+            argv,
+            env=env,
+            capture_stdout=True,
+            capture_stderr=True,
+            check=False,
+            stdin=subprocess.DEVNULL,
+        )
+    except OSError as err:
+        return None, f"cannot start consumer {argv[0]!r}: {err.strerror}"
+    lines = [line for line in done.stdout.decode(errors="replace").splitlines() if line.strip()]
+    stderr = done.stderr.decode(errors="replace").strip()[-STDERR_TAIL:]
+    if not lines:
+        return None, f"consumer exited {done.returncode} without a report; stderr: {stderr!r}"
+    try:
+        return from_json(lines[-1]), ""
+    except ReportFormatError as err:
+        return None, f"consumer exited {done.returncode} with an invalid report ({err})"

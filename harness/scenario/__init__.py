@@ -1,0 +1,62 @@
+"""Scenario files: the model, safe loading with complete validation, sweeps, and JSON Schema.
+
+    scenarios = load_paths(["scenarios/"])          # ScenarioError lists every mistake
+    for scenario in scenarios:
+        for case in expand(scenario, stream_length):  # one Case per sweep combination
+            run(case.scenario, seed=case.seed)
+
+Modules: ``model`` (the dataclasses), ``validate`` (YAML node + type -> value or issues),
+``nodes`` (safe YAML), ``constraints``, ``fields``, ``position`` (fault position rules),
+``paths`` (key paths), ``sweep`` (the sweep section), ``cases`` (expansion), ``loader``,
+``schema``, ``errors``. The format is documented in ``docs/scenario-format.md``.
+"""
+
+from harness.scenario.cases import Case, expand, stable_seed
+from harness.scenario.errors import ScenarioError, SchemaIssue
+from harness.scenario.loader import FaultRegistry, load_file, load_paths, load_text
+from harness.scenario.model import (
+    VERDICTS,
+    ConsumerConfig,
+    CountRange,
+    EnvelopeConfig,
+    Expect,
+    FramingConfig,
+    Link,
+    MessagesConfig,
+    Origin,
+    ProducerConfig,
+    Scenario,
+    Span,
+    SweepAxis,
+    TokensConfig,
+)
+from harness.scenario.schema import json_schema
+from harness.scenario.sweep import MAX_CASES
+
+__all__ = [
+    "MAX_CASES",
+    "VERDICTS",
+    "Case",
+    "ConsumerConfig",
+    "CountRange",
+    "EnvelopeConfig",
+    "Expect",
+    "FaultRegistry",
+    "FramingConfig",
+    "Link",
+    "MessagesConfig",
+    "Origin",
+    "ProducerConfig",
+    "Scenario",
+    "ScenarioError",
+    "SchemaIssue",
+    "Span",
+    "SweepAxis",
+    "TokensConfig",
+    "expand",
+    "json_schema",
+    "load_file",
+    "load_paths",
+    "load_text",
+    "stable_seed",
+]

@@ -1,0 +1,290 @@
+"""The scenario model: one YAML scenario as frozen dataclasses, defined once.
+
+The loader validates YAML against these classes, the JSON Schema is generated from them and
+``docs/scenario-format.md`` documents them, so a key exists when (and only when) a field here
+says so. Field types carry their own limits (``Annotated[int, Ge(1)]``); rules between fields
+live in ``__post_init__`` and raise ``ValueError("field: message")`` so the loader can point at
+the key. ``#:`` comments above fields become the schema's descriptions.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Annotated, Literal
+
+from harness.faults.base import Fault
+from harness.scenario.constraints import Ge, Gt, MinLen, OneOf, Pattern
+from harness.scenario.errors import KeyPath
+from harness.scenario.fields import CUSTOM, INTERNAL, yaml_key
+from reference_impl.errors import ErrorCode
+
+#: Verdicts of the seed guards and of a verified envelope, spelled as the seeds spell them.
+SEED_VERDICTS = (
+    "MESSAGE_COMPLETE",
+    "MESSAGE_IN_PROGRESS",
+    "STALE_PARTIAL_BUFFER",
+    "DISCARD_AND_RESET",
+    "COMPLETE_EXPLICIT",
+    "COMPLETE_BY_LENGTH",
+    "PARTIAL_MID_TOKEN",
+    "PARTIAL_SAFE_BOUNDARY",
+    "RESULT_VERIFIED",
+)
+#: Everything ``expect.verdict`` / ``expect.any_of`` may name.
+VERDICTS: tuple[str, ...] = SEED_VERDICTS + tuple(code.value for code in ErrorCode)
+
+Framing = Literal["length-prefixed", "ndjson", "sse", "websocket", "grpc"]
+PayloadName = Literal["messages", "envelope", "tokens"]
+Verdict = Annotated[str, OneOf(VERDICTS, what="verdict or error code")]
+Count = Annotated[int, Ge(0)]
+AtLeastOne = Annotated[int, Ge(1)]
+Millis = Annotated[float, Gt(0)]
+ScenarioName = Annotated[
+    str,
+    Pattern(
+        r"[a-z0-9][a-z0-9._-]*",
+        "must be lowercase letters, digits, '.', '_' or '-', starting with a letter or digit",
+    ),
+]
+HostPort = Annotated[
+    str, Pattern(r"(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):[0-9]{1,5}", "must be host:port")
+]
+
+DEFAULT_MESSAGE_COUNT = 5
+DEFAULT_MESSAGE_BYTES = 64
+# Mirrors reference_impl.framing.DEFAULT_MAX_MESSAGE_BYTES (not imported: that package pulls in
+# every codec, and loading a scenario file should not).
+DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class MessagesConfig:
+    """Payload ``messages``: ``count`` generated messages of ``size_bytes`` each, or exactly
+    the given ``texts``."""
+
+    #: number of generated messages (5 when neither count nor texts is given)
+    count: Count | None = None
+    #: size of each generated message in bytes (64 when not given)
+    size_bytes: Count | None = None
+    #: the exact messages (sent UTF-8 encoded), instead of count and size_bytes
+    texts: tuple[str, ...] | None = None
+
+    def __post_init__(self) -> None:
+        if self.texts is not None and (self.count is not None or self.size_bytes is not None):
+            raise ValueError("texts: give either texts or count/size_bytes, not both")
+
+    @property
+    def message_count(self) -> int:
+        """How many messages the producer sends."""
+        if self.texts is not None:
+            return len(self.texts)
+        return DEFAULT_MESSAGE_COUNT if self.count is None else self.count
+
+    @property
+    def message_bytes(self) -> int:
+        """The size of each generated message (unused when ``texts`` is given)."""
+        return DEFAULT_MESSAGE_BYTES if self.size_bytes is None else self.size_bytes
+
+
+@dataclass(frozen=True, slots=True)
+class EnvelopeConfig:
+    """Payload ``envelope``: the result envelope of seed 001 (header, chunks, trailer)."""
+
+    #: number of result records
+    records: Count = 200
+    #: records per chunk frame (B of seed 001)
+    chunk_records: AtLeastOne = 50
+
+
+@dataclass(frozen=True, slots=True)
+class TokensConfig:
+    """Payload ``tokens``: an LLM-style token stream (seed 002)."""
+
+    #: producer profile, which decides the completion signal
+    profile: Literal["openai", "anthropic", "generic"] = "openai"
+    #: number of tokens
+    count: Count = 30
+    #: whether the producer announces the length up front (enables COMPLETE_BY_LENGTH)
+    advertise_length: bool = False
+    #: whether the producer ends with its completion signal
+    send_completion: bool = True
+
+
+@dataclass(frozen=True, slots=True)
+class FramingConfig:
+    """Framing knobs; each framing reads the ones that concern it."""
+
+    #: largest message a codec accepts, in bytes
+    max_message_bytes: AtLeastOne = DEFAULT_MAX_MESSAGE_BYTES
+    #: SSE body: chunked transfer encoding (explicit end) or ended by closing the connection
+    sse_body: Literal["chunked", "close"] = "chunked"
+    #: WebSocket messages as text (UTF-8 validated) or binary
+    ws_text: bool = True
+    #: WebSocket fragment size in bytes (0: each message in one frame)
+    ws_fragment_bytes: Count = 0
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerConfig:
+    """The producer side of the link."""
+
+    #: what a reconnecting consumer gets: the stream from the start, or from where it stopped
+    mode: Literal["restart", "continue"] = "restart"
+    #: chunks the producer may hold for a slow consumer (C_cap of seed 001)
+    channel_capacity_chunks: AtLeastOne = 2
+    #: host:port of your own producer, used instead of the reference producer
+    upstream: HostPort | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerConfig:
+    """The consumer side of the link."""
+
+    #: a partial message older than this is stale (seed 000), in milliseconds
+    incomplete_message_timeout_ms: Millis = 1000.0
+    #: how long to wait at a message boundary for the next byte before calling the link dead,
+    #: in milliseconds
+    idle_timeout_ms: Millis = 5000.0
+    #: accept a token stream cut at a safe boundary as a partial result (seed 002)
+    accept_partial_at_safe_boundary: bool = False
+    #: how many times the consumer reconnects after the link breaks
+    max_reconnects: Count = 0
+    #: bytes asked for per socket read
+    read_bytes: AtLeastOne = 65536
+    #: checkpoint (pause) after this many messages, then resume on a new connection (seed 000)
+    pause_at_message: Count | None = None
+    #: how long that pause lasts, in milliseconds
+    pause_ms: Annotated[float, Ge(0)] = 0.0
+    #: your own consumer program (argv), used instead of the reference consumer
+    command: Annotated[tuple[str, ...], MinLen(1)] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Link:
+    """A framing carrying a payload, between a producer and a consumer."""
+
+    #: transport framing
+    framing: Framing
+    #: application stream carried by the framing
+    payload: PayloadName
+    #: settings of payload messages (only with payload: messages)
+    messages: MessagesConfig | None = None
+    #: settings of payload envelope (only with payload: envelope)
+    envelope: EnvelopeConfig | None = None
+    #: settings of payload tokens (only with payload: tokens)
+    tokens: TokensConfig | None = None
+    framing_options: FramingConfig = FramingConfig()
+    producer: ProducerConfig = ProducerConfig()
+    consumer: ConsumerConfig = ConsumerConfig()
+
+    def __post_init__(self) -> None:
+        for name in ("messages", "envelope", "tokens"):
+            if name != self.payload and getattr(self, name) is not None:
+                raise ValueError(
+                    f"{name}: only for payload {name} (this link's payload is {self.payload})"
+                )
+
+    @property
+    def payload_config(self) -> MessagesConfig | EnvelopeConfig | TokensConfig:
+        """The settings of this link's payload, defaults filled in when none were given."""
+        if self.payload == "messages":
+            return self.messages or MessagesConfig()
+        if self.payload == "envelope":
+            return self.envelope or EnvelopeConfig()
+        return self.tokens or TokensConfig()
+
+
+@dataclass(frozen=True, slots=True)
+class CountRange:
+    """An inclusive range of counts."""
+
+    min: Count = 0
+    max: Count | None = None
+
+    def __post_init__(self) -> None:
+        if self.max is not None and self.max < self.min:
+            raise ValueError(f"max: must be >= min ({self.min}) (got {self.max})")
+
+
+@dataclass(frozen=True, slots=True)
+class Expect:
+    """What the consumer must end with; at least one key is required."""
+
+    #: the one verdict or error code the consumer must reach
+    verdict: Verdict | None = None
+    #: or one of several (not together with verdict)
+    any_of: Annotated[tuple[Verdict, ...], MinLen(1)] | None = None
+    #: whether the consumer claimed a complete result
+    complete: bool | None = None
+    #: how many messages the consumer accepted: exactly, or within {min, max}
+    accepted_messages: Count | CountRange | None = None
+
+    def __post_init__(self) -> None:
+        if self.verdict is not None and self.any_of is not None:
+            raise ValueError("any_of: give either verdict or any_of, not both")
+        if (self.verdict, self.any_of, self.complete, self.accepted_messages) == (None,) * 4:
+            raise ValueError("give at least one of verdict, any_of, complete, accepted_messages")
+
+
+@dataclass(frozen=True, slots=True)
+class Span:
+    """An integer sweep axis: from ``from`` (inclusive) to ``to`` (exclusive) by ``step``.
+    ``to: end`` is the length of the stream, so ``{from: 0, to: end}`` visits every byte."""
+
+    start: int = field(metadata=yaml_key("from"))
+    stop: int | Literal["end"] = field(metadata=yaml_key("to"))
+    #: distance between two values
+    step: AtLeastOne = 1
+
+    def __post_init__(self) -> None:
+        if self.stop != "end" and self.stop <= self.start:
+            raise ValueError(
+                f"stop: must be > from ({self.start}), else the range is empty (got {self.stop})"
+            )
+
+    def values(self, end: int) -> range:
+        """The concrete values, ``end`` standing for ``to: end``."""
+        return range(self.start, end if self.stop == "end" else self.stop, self.step)
+
+
+@dataclass(frozen=True, slots=True)
+class SweepAxis:
+    """One key of ``sweep``: a key path of the scenario and the values it takes, in order."""
+
+    #: the key path as written, e.g. ``faults[0].at.offset``
+    path: str
+    parts: KeyPath
+    values: tuple[object, ...] | Span
+    #: where the axis is written
+    line: int = 0
+
+
+@dataclass(frozen=True, slots=True)
+class Origin:
+    """Where a scenario was written."""
+
+    file: str
+    line: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    """One scenario: a link, the faults injected into it, and what the consumer must conclude."""
+
+    #: unique in its file; part of every case id
+    name: ScenarioName
+    #: what this scenario proves, in one sentence
+    description: Annotated[str, MinLen(1)]
+    link: Link
+    expect: Expect
+    #: where the case comes from (seed section, catalogue case)
+    source: str | None = None
+    #: faults injected by the proxy, in order
+    faults: tuple[Fault, ...] = ()
+    #: axes to run the scenario across (read by harness.scenario.sweep)
+    sweep: tuple[SweepAxis, ...] = field(default=(), metadata=CUSTOM)
+    #: seed of the case's random choices (default: derived from the case id)
+    seed: int | None = None
+    #: time limit of each case, in milliseconds
+    deadline_ms: Millis = 10000.0
+    origin: Origin | None = field(default=None, metadata=INTERNAL)

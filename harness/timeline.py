@@ -1,0 +1,120 @@
+"""The proxy's wire timeline: what it wrote on each leg, which faults it applied, how legs ended.
+
+Proof for invariant I5 (the fault happened on the wire as declared) and the raw material of the
+reports (timeline drawing, pcap). Memory stays bounded on long streams: at most
+``max_segments`` segments are kept per timeline (later ones only update the per-leg totals), and
+at most ``max_bytes`` bytes per leg are kept for pcap files.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+MAX_SEGMENTS = 20_000
+MAX_BYTES_PER_LEG = 4 * 1024 * 1024
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    t: float  # seconds since the timeline started
+    connection: int
+    direction: str  # "downstream" (producer->consumer) | "upstream"
+    offset: int  # offset on the written leg (after faults)
+    length: int
+    sha256: str  # first 16 hex digits of the segment's SHA-256
+    kind: str = "data"  # "data" | "heartbeat"
+
+
+@dataclass(frozen=True, slots=True)
+class FaultRecord:
+    t: float
+    connection: int
+    direction: str
+    name: str
+    offset: int | None  # offset in the producer's stream where it applied
+    detail: str
+
+
+@dataclass(frozen=True, slots=True)
+class LegEnd:
+    t: float
+    connection: int
+    direction: str
+    how: str  # "eof" (FIN forwarded) | "fin" | "rst" | "half" | "peer-rst" | "error" | "cancelled"
+    written: int  # bytes written on this leg
+    read: int  # bytes read from the source of this leg
+
+
+@dataclass(slots=True)
+class Leg:
+    """Bytes kept for one leg (for pcaps), bounded."""
+
+    connection: int
+    direction: str
+    data: bytearray = field(default_factory=bytearray)
+    written: int = 0
+    capped: bool = False
+
+
+@dataclass(slots=True)
+class Timeline:
+    started: float = 0.0
+    segments: list[Segment] = field(default_factory=list)
+    faults: list[FaultRecord] = field(default_factory=list)
+    ends: list[LegEnd] = field(default_factory=list)
+    legs: dict[tuple[int, str], Leg] = field(default_factory=dict)
+    segments_dropped: int = 0
+    max_segments: int = MAX_SEGMENTS
+    max_bytes_per_leg: int = MAX_BYTES_PER_LEG
+
+    def leg(self, connection: int, direction: str) -> Leg:
+        key = (connection, direction)
+        if key not in self.legs:
+            self.legs[key] = Leg(connection, direction)
+        return self.legs[key]
+
+    def wrote(
+        self, now: float, connection: int, direction: str, data: bytes, kind: str = "data"
+    ) -> None:
+        leg = self.leg(connection, direction)
+        if len(self.segments) < self.max_segments:
+            digest = hashlib.sha256(data).hexdigest()[:16]
+            self.segments.append(
+                Segment(
+                    now - self.started, connection, direction, leg.written, len(data), digest, kind
+                )
+            )
+        else:
+            self.segments_dropped += 1
+        room = self.max_bytes_per_leg - len(leg.data)
+        if room > 0:
+            leg.data += data[:room]
+        leg.capped = leg.capped or len(data) > room
+        leg.written += len(data)
+
+    def fault(
+        self,
+        now: float,
+        connection: int,
+        direction: str,
+        name: str,
+        offset: int | None,
+        detail: str,
+    ) -> None:
+        self.faults.append(
+            FaultRecord(now - self.started, connection, direction, name, offset, detail)
+        )
+
+    def ended(self, now: float, connection: int, direction: str, how: str, read: int) -> None:
+        written = self.leg(connection, direction).written
+        self.ends.append(LegEnd(now - self.started, connection, direction, how, written, read))
+
+    def end_of(self, connection: int, direction: str) -> LegEnd | None:
+        for end in self.ends:
+            if end.connection == connection and end.direction == direction:
+                return end
+        return None
+
+    def fired(self, name: str, connection: int | None = None) -> list[FaultRecord]:
+        return [f for f in self.faults if f.name == name and connection in (None, f.connection)]

@@ -1,0 +1,89 @@
+"""Toy faults and helpers for the scenario tests.
+
+The loader takes its fault registry as a parameter; these toys exercise every field type a
+fault may use (int, float, str, bool, Literal, ``X | None``, ``tuple[int, ...]``,
+``tuple[str, ...]``, ``Position``) and both ways a fault complains (``"field: ..."`` and a
+nested ``"at.frame: ..."``), independently of the real faults.
+"""
+
+from __future__ import annotations
+
+import textwrap
+from dataclasses import dataclass
+from typing import ClassVar, Literal
+
+from harness.faults.base import BaseFault, Position
+from harness.scenario import Scenario, ScenarioError, load_text
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToyKill(BaseFault):
+    """Cut the connection at ``at``."""
+
+    kind: ClassVar[str] = "kill"
+    at: Position
+    how: Literal["rst", "fin", "half"] = "rst"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToyLatency(BaseFault):
+    """Delay every chunk."""
+
+    kind: ClassVar[str] = "latency"
+    #: added delay, in milliseconds
+    delay_ms: float
+    jitter_ms: float = 0.0
+
+    def _validate(self) -> None:
+        if self.delay_ms < 0:
+            raise ValueError(f"delay_ms: must be >= 0 (got {self.delay_ms:g})")
+        if self.jitter_ms > self.delay_ms:
+            raise ValueError("jitter may not exceed the delay")  # no field named: whole fault
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class ToyCorrupt(BaseFault):
+    """Rewrite bytes at ``at``."""
+
+    kind: ClassVar[str] = "corrupt"
+    at: Position
+    count_bytes: int = 1
+    value: int | None = None
+    frames: tuple[int, ...] = ()
+    notes: tuple[str, ...] = ()
+    flip: bool = False
+    label: str = ""
+
+    def _validate(self) -> None:
+        if self.at.frame is not None and self.at.frame > 100:
+            raise ValueError(f"at.frame: at most 100 here (got {self.at.frame})")
+
+
+REGISTRY: dict[str, type] = {"kill": ToyKill, "latency": ToyLatency, "corrupt": ToyCorrupt}
+
+
+def load(text: str, file: str = "scenarios/x.yaml") -> list[Scenario]:
+    """The scenarios of dedented ``text``, with the toy registry."""
+    return load_text(textwrap.dedent(text), file, faults=REGISTRY)
+
+
+def issues(text: str, file: str = "scenarios/x.yaml") -> list[tuple[int, str, str]]:
+    """``(line, key path, message)`` of every issue in dedented ``text``."""
+    try:
+        load(text, file)
+    except ScenarioError as err:
+        return [(issue.line, issue.key_path, issue.message) for issue in err.issues]
+    raise AssertionError("the text loaded without issues")
+
+
+def where(text: str) -> list[tuple[int, str]]:
+    """``(line, key path)`` of every issue in dedented ``text``."""
+    return [(line, path) for line, path, _ in issues(text)]
+
+
+MINIMAL = """\
+name: minimal
+description: The smallest valid scenario.
+link: {framing: ndjson, payload: messages}
+expect: {verdict: MESSAGE_COMPLETE}
+"""
