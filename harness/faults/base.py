@@ -29,6 +29,7 @@ of fields, read from docstrings) and pure chunk arithmetic (``split_chunk``, ``s
 
 from __future__ import annotations
 
+import dataclasses
 import inspect
 import math
 import random
@@ -237,22 +238,23 @@ _FIELD_DOC = re.compile(r"^- ``(\w+)``: (.*)$")
 
 def field_docs(cls: type) -> dict[str, str]:
     """``{field: text}`` from the ``- ``name``: text`` lines of the docstrings of ``cls`` and
-    its bases (a subclass's text wins; indented lines continue the previous entry)."""
+    its bases (a subclass's text wins; indented lines continue the previous entry), in the
+    order of the dataclass's fields."""
     docs: dict[str, str] = {}
     for klass in cls.__mro__:
-        own: dict[str, str] = {}
         last = ""
         for line in inspect.cleandoc(klass.__dict__.get("__doc__") or "").splitlines():
             found = _FIELD_DOC.match(line)
             if found:
-                last = found[1]
-                own[last] = found[2]
+                last = found[1] if found[1] not in docs else ""
+                if last:
+                    docs[last] = found[2]
             elif last and line.startswith("  ") and line.strip():
-                own[last] += " " + line.strip()
+                docs[last] += " " + line.strip()
             else:
                 last = ""
-        docs = own | docs
-    return docs
+    order = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
+    return {name: docs[name] for name in order if name in docs} | docs
 
 
 # ---- pure chunk arithmetic (offsets are absolute stream offsets)

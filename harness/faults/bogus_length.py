@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import ClassVar
 
 from harness.faults.base import BaseFault, ItemRx, ItemTx, LinkContext, check_range
-from harness.faults.reader import ItemReader, forward_all, forward_until, rewrite_range
+from harness.faults.reader import ItemReader, forward_all, rewrite_range
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -33,12 +33,11 @@ class BogusLength(BaseFault):
             offset, width = ctx.locator.length_field(self.frame)
             patch = encode_length(self.length, width)
             reader = ItemReader(rx)
-            if await forward_until(reader, tx, offset):
-                changed = await rewrite_range(
-                    reader, tx, offset, offset + width, lambda p, _old: patch[p - offset]
-                )
-                if changed:
-                    ctx.recorder.fault(self.kind, offset, f"frame {self.frame}: {self.length}")
+            changed = await rewrite_range(
+                reader, tx, offset, offset + width, lambda p, _old: patch[p - offset]
+            )
+            if changed:
+                ctx.recorder.fault(self.kind, offset, f"frame {self.frame}: {self.length}")
             await forward_all(reader, tx)
 
 

@@ -14,7 +14,7 @@ from harness.faults.base import (
     check_position,
     check_range,
 )
-from harness.faults.reader import ItemReader, forward_all, forward_to, rewrite_range
+from harness.faults.reader import ItemReader, forward_all, rewrite_range
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -53,15 +53,9 @@ class Corrupt(BaseFault):
     async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
         async with rx, tx:
             reader = ItemReader(rx)
-            start = await forward_to(reader, tx, self.at, ctx)
-            if start is not None:
-                end = start + self.count_bytes
-                changed = await rewrite_range(reader, tx, start, end, self.new_byte)
-                if changed:
-                    how = (
-                        f"= 0x{self.value:02x}"
-                        if self.value is not None
-                        else f"^ 0x{self.mask:02x}"
-                    )
-                    ctx.recorder.fault(self.kind, start, f"{changed} bytes {how}")
+            start = ctx.locator.offset(self.at)
+            end = start + self.count_bytes
+            changed = await rewrite_range(reader, tx, start, end, self.new_byte)
+            if changed:
+                ctx.recorder.fault(self.kind, start, f"{changed} bytes {self._how()}")
             await forward_all(reader, tx)

@@ -167,11 +167,15 @@ async def forward_to(reader: ItemReader, tx: ItemTx, at: Position, ctx: LinkCont
     """Forward items up to ``at``; return the stream offset where the fault fires, or None when
     the stream ended first (everything was forwarded; the fault never fired).
 
-    ``after_ms`` counts from ``ctx.started_at`` (the connection's first byte); the fault fires
-    between the bytes forwarded before that time and the rest. Other positions are resolved
-    with ``ctx.locator`` (a PositionError is a scenario mistake, and propagates).
+    ``after_ms`` counts from ``ctx.started_at`` (the connection's first byte), read once the
+    first item has reached the fault (so a runner that sets it when that byte arrives is in
+    time); the fault fires between the bytes forwarded before that time and the rest. Other
+    positions are resolved with ``ctx.locator`` (a PositionError is a scenario mistake, and
+    propagates).
     """
     if at.after_ms is not None:
+        if await reader.at_end():
+            return None
         deadline = ctx.started_at + at.after_ms / 1000
         return reader.position if await forward_until_time(reader, tx, deadline) else None
     offset = ctx.locator.offset(at)
@@ -189,10 +193,11 @@ async def collect_until(reader: ItemReader, offset: int) -> list[Item]:
 async def rewrite_range(
     reader: ItemReader, tx: ItemTx, start: int, end: int, byte_at: Callable[[int, int], int]
 ) -> int:
-    """Forward items up to stream offset ``end``, each byte at offset ``p`` in ``[start, end)``
-    replaced by ``byte_at(p, old)``; return how many bytes were rewritten."""
+    """Forward items until the stream passes ``end``, each byte at offset ``p`` in
+    ``[start, end)`` replaced by ``byte_at(p, old)``; return how many bytes were rewritten.
+    Chunks are not cut: the consumer's reads look exactly as without the fault."""
     changed = 0
-    while (item := await reader.next_before(end)) is not None:
+    while reader.position < end and (item := await reader.next()) is not None:
         if isinstance(item, Chunk):
             item, count = rewrite_chunk(item, start, end, byte_at)
             changed += count

@@ -34,6 +34,8 @@ class Slice(BaseFault):
     delay_ms: float = 0.0
 
     def _validate(self) -> None:
+        if (self.size_bytes, self.min_bytes, self.max_bytes) == (None, None, None):
+            raise ValueError("size_bytes: required (or min_bytes and max_bytes)")
         if self.size_bytes is not None:
             if (self.min_bytes, self.max_bytes) != (None, None):
                 raise ValueError("size_bytes: set size_bytes or min_bytes/max_bytes, not both")

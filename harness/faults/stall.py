@@ -28,8 +28,8 @@ class Stall(BaseFault):
     the socket buffers fill, the producer's writes block, as on a frozen network path). With
     ``heartbeat_text``, a heartbeat is written every ``heartbeat_interval_ms`` during the
     stall, as a producer or intermediary does to keep an idle stream open. A stall placed at
-    the very end of the stream delays the close. ``slow_consumer`` differs in intent: it is the
-    consumer that reads slowly, and its tail is released at a rate, not all at once.
+    the very end of the stream delays the close. ``slow_consumer`` differs in intent: it models
+    a consumer that stops reading (what the producer sees), and can resume at a slow rate.
 
     - ``at``: where the stall starts: a byte position, or ``after_ms`` (the stall starts then,
       between the bytes already forwarded and the rest).

@@ -153,14 +153,15 @@ class GrpcClient:
         if not pending:
             return self._reader
         probe = self._reader.copy()
-        probe.feed(pending)  # cannot fail: receive_data passed these bytes to check_ahead
+        probe.feed(pending)
         return probe
 
     def _on_h2_events(self, h2_events: list[H2Event]) -> list[Event]:
         events: list[Event] = []
+        consumed = 0  # flow-controlled bytes read: one acknowledgement per read, not per frame
         for event in h2_events:
             if isinstance(event, DataReceived):
-                self._h2.acknowledge_received_data(event.flow_controlled_length, event.stream_id)
+                consumed += event.flow_controlled_length
                 events += self._reader.feed(event.data)
             elif isinstance(event, ResponseReceived):
                 headers = _header_map(event.headers)
@@ -172,12 +173,13 @@ class GrpcClient:
             elif isinstance(event, StreamEnded):
                 raise self._cut("END_STREAM without trailers")
             elif isinstance(event, StreamReset):
-                code = ErrorCodes(event.error_code).name if event.error_code is not None else "?"
-                raise CodecError(ErrorCode.REMOTE_ERROR, f"RST_STREAM {code}")
+                raise CodecError(ErrorCode.REMOTE_ERROR, f"RST_STREAM {_name(event.error_code)}")
             elif isinstance(event, ConnectionTerminated) and event.error_code:
-                raise CodecError(ErrorCode.REMOTE_ERROR, f"GOAWAY {event.error_code!r}")
+                raise CodecError(ErrorCode.REMOTE_ERROR, f"GOAWAY {_name(event.error_code)}")
             if self._ended:
                 break
+        if consumed:
+            self._h2.acknowledge_received_data(consumed, self._stream_id)
         return events
 
     def _finish(self, trailers: dict[str, str]) -> StreamEnd:
@@ -214,8 +216,9 @@ def _check_response(headers: dict[str, str]) -> None:
 class _MessageReader:
     """Splits a stream's DATA bytes into Length-Prefixed-Messages (one copy per message)."""
 
-    def __init__(self, max_size: int) -> None:
+    def __init__(self, max_size: int, strict: bool = True) -> None:
         self._max = max_size
+        self._strict = strict  # a probe only measures: it checks nothing
         # Unconsumed bytes: always a strict prefix of one message (5-byte prefix, then payload).
         self._buffer = bytearray()
 
@@ -264,7 +267,8 @@ class _MessageReader:
             pos += _PREFIX_SIZE + self._checked_size(int(_PREFIX.unpack_from(tail, pos)[1]))
 
     def copy(self) -> _MessageReader:
-        twin = _MessageReader(self._max)
+        """A probe: the same state, without the checks (they belong to the real reader)."""
+        twin = _MessageReader(self._max, strict=False)
         twin._buffer = bytearray(self._buffer)
         return twin
 
@@ -272,7 +276,8 @@ class _MessageReader:
         """Append each whole message in ``view`` to ``events``; return the bytes consumed."""
         pos, end = 0, len(view)
         while pos < end:
-            _check_flag(view[pos])  # fail on the first byte, before the prefix is complete
+            if self._strict:
+                _check_flag(view[pos])  # fail on the first byte, before the prefix is complete
             if end - pos < _PREFIX_SIZE:
                 break
             size = self._checked_size(int(_PREFIX.unpack_from(view, pos)[1]))
@@ -284,7 +289,7 @@ class _MessageReader:
         return pos
 
     def _checked_size(self, size: int) -> int:
-        if size > self._max:
+        if size > self._max and self._strict:
             raise CodecError(ErrorCode.FRAME_TOO_LARGE, f"declared {size} > {self._max} bytes")
         return size
 
@@ -463,6 +468,11 @@ class GrpcServer:
 def _header_map(headers: _Headers | None) -> dict[str, str]:
     """Headers as a dict of lower-case names to values (h2 gives bytes without an encoding)."""
     return {_text(name).lower(): _text(value) for name, value in headers or ()}
+
+
+def _name(code: ErrorCodes | int | None) -> str:
+    """An HTTP/2 error code by name; h2 leaves codes it does not know as plain ints."""
+    return code.name if isinstance(code, ErrorCodes) else str(code)
 
 
 def _text(value: bytes | str) -> str:

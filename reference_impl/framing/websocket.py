@@ -97,11 +97,8 @@ class WebSocketClient:
                 return []
             self._frames.receive_bytes(data)
             return self._read_frames(self._frames)
-        except ParseFailed as exc:
-            code = ErrorCode.PROTOCOL_ERROR
-            if exc.code == CloseReason.INVALID_FRAME_PAYLOAD_DATA:
-                code = ErrorCode.INVALID_UTF8
-            raise self._die(CodecError(code, str(exc))) from exc
+        except ParseFailed as exc:  # a frame rule, checked by wsproto's FrameDecoder
+            raise self._die(CodecError(ErrorCode.PROTOCOL_ERROR, str(exc))) from exc
         except ProtocolError as exc:  # the handshake answer was refused by wsproto
             raise self._die(CodecError(ErrorCode.PROTOCOL_ERROR, str(exc))) from exc
         except CodecError as exc:
@@ -233,8 +230,8 @@ class _MessageInFlight:
             self.active = True
             self._declared = length if fin else None
             self._utf8 = codecs.getincrementaldecoder("utf-8")() if opcode is Opcode.TEXT else None
-        if len(self._parts) + length > self._max:
-            size = len(self._parts) + length
+        size = len(self._parts) + length  # the header declares it: check before any payload
+        if size > self._max:
             raise CodecError(ErrorCode.FRAME_TOO_LARGE, f"message of {size} > {self._max} bytes")
         self.in_frame, self._fin = True, fin
 
@@ -349,18 +346,27 @@ class WebSocketServer:
         return out
 
     def request_header(self, name: str) -> str | None:
-        """A header of the upgrade request (``host`` and the extra headers), any case."""
+        """A header of the upgrade request, by name in any case; None if absent."""
         return self._headers.get(name.lower())
 
     def _read_request(self, data: bytes) -> None:
         self._handshake.receive_data(data)
         for event in self._handshake.events():
             if isinstance(event, Request):
-                self._headers = {"host": event.host}
-                for key, value in event.extra_headers:
-                    self._headers[key.decode("latin-1").lower()] = value.decode("latin-1")
+                self._remember_headers(event)
                 self._out += self._handshake.send(AcceptConnection())
                 self._ws = self._handshake.connection
+
+    def _remember_headers(self, request: Request) -> None:
+        # wsproto hands these headers over as fields, not in extra_headers.
+        headers = {"host": request.host}
+        if request.subprotocols:
+            headers["sec-websocket-protocol"] = ", ".join(request.subprotocols)
+        if request.extensions:
+            headers["sec-websocket-extensions"] = ", ".join(map(str, request.extensions))
+        for key, value in request.extra_headers:
+            headers[key.decode("latin-1").lower()] = value.decode("latin-1")
+        self._headers = headers
 
     def _read_frames(self, ws: Connection, data: bytes) -> None:
         ws.receive_data(data)
