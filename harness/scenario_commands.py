@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 
 from rich.console import Console
 
@@ -38,12 +40,62 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="write index.html, junit.xml, results.json (and pcaps) here",
     )
     run.add_argument("--pcap", choices=("failing", "all", "none"), default="failing")
+    add_target_arguments(run)
     validate = sub.add_parser("validate", help="check scenario files without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")
     listing = sub.add_parser("list", help="list the cases scenario files expand to")
     listing.add_argument("paths", nargs="+", metavar="PATH")
     listing.add_argument("-k", dest="select", default="", metavar="EXPR")
+    add_target_arguments(listing)
     sub.add_parser("schema", help="print the JSON Schema of scenario files")
+
+
+def add_target_arguments(parser: argparse.ArgumentParser) -> None:
+    """Point the library at your own programs, and keep the scenarios that fit them."""
+    group = parser.add_argument_group("your own link")
+    group.add_argument(
+        "--consumer",
+        default=None,
+        metavar="COMMAND",
+        help="run this consumer program in every case ({host}, {port}, "
+        "{framing}, {payload} are replaced); see docs/consumer-contract.md",
+    )
+    group.add_argument(
+        "--upstream",
+        default=None,
+        metavar="HOST:PORT",
+        help="use your producer at HOST:PORT instead of the reference one",
+    )
+    group.add_argument(
+        "--framing",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="only scenarios over this framing (repeatable)",
+    )
+    group.add_argument(
+        "--payload",
+        action="append",
+        default=None,
+        metavar="NAME",
+        help="only scenarios carrying this payload (repeatable)",
+    )
+
+
+def retarget(case: Case, consumer: str | None, upstream: str | None) -> Case:
+    """The case run against the user's consumer program and/or producer."""
+    link = case.scenario.link
+    if consumer is not None:
+        link = replace(link, consumer=replace(link.consumer, command=tuple(shlex.split(consumer))))
+    if upstream is not None:
+        link = replace(link, producer=replace(link.producer, upstream=upstream))
+    return replace(case, scenario=replace(case.scenario, link=link))
+
+
+def _fits(case: Case, args: argparse.Namespace) -> bool:
+    link = case.scenario.link
+    framings, payloads = getattr(args, "framing", None), getattr(args, "payload", None)
+    return (not framings or link.framing in framings) and (not payloads or link.payload in payloads)
 
 
 def _fail(message: str) -> int:
@@ -57,10 +109,19 @@ def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
     return [case for case in cases if matches(select, case.case_id)] if select else cases
 
 
+def targeted_cases(args: argparse.Namespace) -> list[Case]:
+    """The selected cases, filtered and retargeted by the 'your own link' options."""
+    cases = [case for case in load_cases(args.paths, args.select) if _fits(case, args)]
+    consumer, upstream = getattr(args, "consumer", None), getattr(args, "upstream", None)
+    if consumer is None and upstream is None:
+        return cases
+    return [retarget(case, consumer, upstream) for case in cases]
+
+
 def run(args: argparse.Namespace) -> int:
     console = Console(stderr=False)
     try:
-        cases = load_cases(args.paths, args.select)
+        cases = targeted_cases(args)
     except (ScenarioError, SelectionError) as err:
         return _fail(str(err))
     if not cases:
@@ -97,7 +158,7 @@ def validate(args: argparse.Namespace) -> int:
 
 def list_cases(args: argparse.Namespace) -> int:
     try:
-        cases = load_cases(args.paths, args.select)
+        cases = targeted_cases(args)
     except (ScenarioError, SelectionError) as err:
         return _fail(str(err))
     for case in cases:

@@ -2,13 +2,13 @@
 
 It owns the socket and the clock and maps transport events once, here: a zero-byte read is a FIN
 (``"eof"``), ``trio.BrokenResourceError`` is an RST (``"rst"``), the session's deadline passing is
-``"timeout"``. Reconnects and the seed-000 pause are policies of this shell; every decision about
-bytes is the session's.
+``"timeout"``. The kernel reports a reset once, to whichever call comes first: when a send took
+it, the next read sees a bare EOF, which is then still an ``"rst"``. Reconnects and the seed-000
+pause are policies of this shell; every decision about bytes is the session's.
 """
 
 from __future__ import annotations
 
-import contextlib
 import errno
 from dataclasses import dataclass, field
 
@@ -33,37 +33,49 @@ class ConsumerPolicy:
     extra: dict[str, str] = field(default_factory=dict)
 
 
+async def _send(stream: trio.abc.Stream, data: bytes) -> bool:
+    """Send ``data``; True if the send found the connection reset. A failed send is not the
+    verdict: the read side tells how the link ended (with this flag's help)."""
+    try:
+        await stream.send_all(data)
+    except trio.BrokenResourceError as err:
+        return isinstance(err.__cause__, ConnectionResetError)
+    return False
+
+
 async def _read_connection(
-    session: ConsumerSession, stream: trio.abc.Stream, policy: ConsumerPolicy
+    session: ConsumerSession, stream: trio.abc.Stream, policy: ConsumerPolicy, reset: bool
 ) -> None:
     paused = False
     while not session.done:
-        with trio.move_on_at(session.deadline()):
+        with trio.move_on_at(session.deadline()) as waiting:
             try:
                 data = await stream.receive_some(policy.read_bytes)
             except trio.BrokenResourceError:
                 session.end_of_stream("rst", trio.current_time())
                 return
             if not data:
-                session.end_of_stream("eof", trio.current_time())
+                session.end_of_stream("rst" if reset else "eof", trio.current_time())
                 return
             reply = session.receive(bytes(data), trio.current_time())
             if reply:
-                # a failed send is not the verdict: the read side will tell how the link ended
-                with contextlib.suppress(trio.BrokenResourceError):
-                    await stream.send_all(reply)
-            if not paused and _should_pause(session, policy):
-                paused = True
-                checkpoint = session.checkpoint()
-                await trio.sleep(policy.pause_ms / 1000)  # the pause under test, not a sync
-                session.resume(checkpoint, trio.current_time())
-            continue
-        session.end_of_stream("timeout", trio.current_time())
+                reset = await _send(stream, reply) or reset
+        if waiting.cancelled_caught:
+            session.end_of_stream("timeout", trio.current_time())
+        elif not paused and _should_pause(session, policy):
+            # Outside the read deadline: that deadline was set before this read, so it must not
+            # cut the pause short; the pause's own verdict comes from ``resume``.
+            paused = True
+            checkpoint = session.checkpoint()
+            await trio.sleep(policy.pause_ms / 1000)  # the pause under test, not a sync
+            session.resume(checkpoint, trio.current_time())
 
 
 def _should_pause(session: ConsumerSession, policy: ConsumerPolicy) -> bool:
     n = policy.pause_at_message
-    return n is not None and session.accepted_count >= n and session.has_partial
+    return (
+        n is not None and not session.done and session.accepted_count >= n and session.has_partial
+    )
 
 
 async def _open(host: str, port: int, timeout_s: float) -> trio.SocketStream | None:
@@ -91,9 +103,8 @@ async def run_consumer(host: str, port: int, policy: ConsumerPolicy) -> Consumer
         if attempt > 0:
             session.discard_on_reconnect()
         async with stream:
-            with contextlib.suppress(trio.BrokenResourceError):
-                await stream.send_all(session.connect(trio.current_time()))
-            await _read_connection(session, stream, policy)
+            reset = await _send(stream, session.connect(trio.current_time()))
+            await _read_connection(session, stream, policy, reset)
         if not session.should_reconnect():
             break
     return session.report()

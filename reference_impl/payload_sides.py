@@ -42,12 +42,15 @@ _TRUNCATION_CODES = frozenset(
 @dataclass(frozen=True, slots=True)
 class Ending:
     """How one connection ended: ``end`` kind, the error if any, the partial message bytes, and
-    the framing's explicit end if one arrived."""
+    the framing's explicit end if one arrived. ``in_message``: a message was in flight (bytes of
+    it arrived, or only its announced size: a cut right after a length prefix leaves no payload
+    byte, yet it is not a boundary)."""
 
     end: str
     error: CodecError | None
     partial: bytes
     stream_end: StreamEnd | None
+    in_message: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -88,7 +91,7 @@ class MessagesSide:
     def finished(self, ending: Ending) -> bool:
         if ending.stream_end is not None:
             return True
-        return ending.end == "eof" and ending.error is None and not ending.partial
+        return ending.end == "eof" and ending.error is None and not ending.in_message
 
     def conclude(self, ending: Ending, framing: FramingManifest) -> Conclusion:
         end = ending.stream_end
@@ -174,7 +177,7 @@ class TokensSide:
     def conclude(self, ending: Ending, framing: FramingManifest) -> Conclusion:
         # The terminal byte is a safe boundary only if no frame was cut and nothing was refused.
         content_error = ending.error is not None and ending.error.code not in _TRUNCATION_CODES
-        safe = not ending.partial and not content_error
+        safe = not ending.in_message and not content_error
         state = self.tracker.state(terminal_safe=safe)
         manifest = PartialStreamGuard.evaluate_stream(state, StreamPolicy(self.accept_partial))
         verdict = manifest.verdict

@@ -4,10 +4,10 @@ One connection = handshake, then messages, then the framing's explicit end, then
 (``send_eof`` first, then drain the consumer until it closes: closing with unread bytes would send
 an RST instead of a FIN, failure catalogue case 60).
 
-Backpressure (seed 001 §3): a traversal task puts messages into a bounded channel of
-``channel_capacity`` items; the sender takes them out only as fast as the socket accepts bytes, so
-a slow consumer pauses the traversal and the producer holds at most ``channel_capacity + 1``
-messages. ``ProducerLog`` records that peak (invariant I6) and what was sent.
+Backpressure (seed 001 §3): a traversal task hands messages over a bounded channel; the sender
+takes them out only as fast as the socket accepts bytes, so a slow consumer pauses the traversal
+and the producer holds at most ``channel_capacity + 1`` messages (produced, not yet written).
+``ProducerLog`` records that peak (invariant I6) and what was sent.
 """
 
 from __future__ import annotations
@@ -43,6 +43,7 @@ class ConnectionLog:
     number: int
     sent: list[str] = field(default_factory=list)  # sha256 of each message fully written
     completed: bool = False  # the framing's end was written
+    produced: int = 0  # messages the traversal has made
     max_held: int = 0  # peak messages produced but not yet written (I6)
     error: str = ""
 
@@ -96,28 +97,37 @@ class _Connection:
             await self.credit.wait()
 
 
-async def _traverse(source: Iterator[Message], channel: trio.MemorySendChannel[Message]) -> None:
+async def _traverse(
+    source: Iterator[Message], channel: trio.MemorySendChannel[Message], log: ConnectionLog
+) -> None:
     async with channel:
         for message in source:
+            # Counted here, not from the channel's statistics: a message waiting in a blocked
+            # send() is held too, though the channel does not list it in its buffer.
+            log.produced += 1
+            log.max_held = max(log.max_held, log.produced - len(log.sent))
             await channel.send(message)
 
 
 async def _send_stream(conn: _Connection, spec: ProducerConfig, start: int) -> None:
-    send, receive = trio.open_memory_channel[Message](spec.channel_capacity)
+    # The traversal holds the message it is handing over while send() blocks, so a channel of
+    # C_cap - 1 lets it run C_cap messages ahead of the one being written: C_cap + 1 held (I6).
+    send, receive = trio.open_memory_channel[Message](max(spec.channel_capacity - 1, 0))
     async with trio.open_nursery() as nursery:
-        nursery.start_soon(_traverse, iter_payload(spec.link, start), send)
+        nursery.start_soon(_traverse, iter_payload(spec.link, start), send, conn.log)
         async with receive:
             async for message in receive:
-                # held = queued in the channel + the one in hand
-                conn.log.max_held = max(
-                    conn.log.max_held, receive.statistics().current_buffer_used + 1
-                )
                 conn.codec.send_message(message)
                 await conn.flush()
                 conn.log.sent.append(hashlib.sha256(message.data).hexdigest())
     conn.codec.end(ok=True)
     await conn.flush()
     conn.log.completed = True
+
+
+def _first_leaf(group: BaseExceptionGroup[BaseException]) -> BaseException:
+    first = group.exceptions[0]
+    return _first_leaf(first) if isinstance(first, BaseExceptionGroup) else first
 
 
 class Producer:
@@ -133,6 +143,10 @@ class Producer:
         last_id = codec.request_header("last-event-id")
         if last_id and last_id.isdigit():
             return int(last_id)
+        if self.config.link.framing == "sse":
+            # No Last-Event-ID: the consumer dispatched no event yet, whatever this producer
+            # wrote before the cut. Start over (catalogue case 32), never skip ahead.
+            return 0
         return len(self.log.all_sent())
 
     async def handle(self, stream: trio.SocketStream) -> None:
@@ -154,13 +168,14 @@ class Producer:
                 await _send_stream(conn, self.config, self._start_index(conn.codec))
                 await conn.close_gracefully()
                 nursery.cancel_scope.cancel()
-        except (
+        except* (
             trio.BrokenResourceError,
             trio.ClosedResourceError,
             trio.TooSlowError,
             CodecError,
-        ) as err:
-            log.error = type(err).__name__
+        ) as group:
+            # Errors inside a nursery arrive wrapped in (nested) exception groups.
+            log.error = type(_first_leaf(group)).__name__
         finally:
             await stream.aclose()
 

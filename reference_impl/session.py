@@ -266,7 +266,7 @@ class ConsumerSession:
         codec = self._require_codec()
         self._error = err
         self._final = manifest
-        self._ending = Ending(end, err, codec.partial(), self._stream_end)
+        self._ending = Ending(end, err, codec.partial(), self._stream_end, self._has_partial())
         self._connections.append(
             ConnectionSummary(
                 end,
@@ -279,7 +279,7 @@ class ConsumerSession:
 
     def discard_on_reconnect(self) -> None:
         """Mark the ended connection's partial buffer as discarded (a reconnect follows)."""
-        if self._connections and self._ending is not None and self._ending.partial:
+        if self._connections and self._ending is not None and self._ending.in_message:
             last = self._connections[-1]
             self._connections[-1] = ConnectionSummary(
                 last.end,
@@ -298,7 +298,7 @@ class ConsumerSession:
         partial = self._ending.partial
         recorded = Recorded(
             message_boundary_delimiter=codec.delimiter,
-            partial_buffer_state_hash=_sha256(partial) if partial else None,
+            partial_buffer_state_hash=_sha256(partial) if self._ending.in_message else None,
             expected_message_size=codec.expected_size(),
             incomplete_message_timeout=self.config.incomplete_message_timeout_s,
             stream_completion_signal_receipt=conclusion.completion_receipt,

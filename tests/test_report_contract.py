@@ -1,0 +1,64 @@
+"""The consumer report: the documented example parses, round trips are exact, bad reports are
+refused with a reason."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from reference_impl.report import (
+    Accepted,
+    ConnectionSummary,
+    ConsumerReport,
+    Recorded,
+    ReportFormatError,
+    from_json,
+    to_json,
+)
+
+DOC = Path(__file__).resolve().parent.parent / "docs" / "consumer-contract.md"
+
+
+def test_the_documented_example_parses() -> None:
+    block = re.search(r"```json\n(.*?)```", DOC.read_text(), re.S)
+    assert block is not None
+    report = from_json(json.dumps(json.loads(block.group(1))))
+    assert report.verdict == "ERR_ZPARQL_STREAM_TRUNCATED"
+    assert report.complete is False
+    assert report.accepted == (Accepted(
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", 4, 1),)
+
+
+def test_round_trip_is_exact() -> None:
+    report = ConsumerReport(
+        verdict="RESULT_VERIFIED", complete=True, accepted=(Accepted.of(b"test", 2),),
+        connections=(ConnectionSummary("stream-end", "MESSAGE_COMPLETE", None, 3, 99),),
+        reads=3, recorded=Recorded(message_boundary_delimiter="LF", expected_message_size=7),
+    )
+    assert from_json(to_json(report)) == report
+
+
+def test_accepted_digest_is_sha256_of_the_bytes() -> None:
+    assert Accepted.of(b"test").sha256 == (
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+
+
+@pytest.mark.parametrize(
+    ("text", "where"),
+    [
+        ("not json", "not JSON"),
+        ("[]", "report: expected an object"),
+        ('{"verdict": "X"}', "report"),
+        ('{"verdict": "X", "complete": true, "typo": 1}', "unknown keys"),
+        ('{"verdict": "X", "complete": "yes"}', "'complete' a boolean"),
+        ('{"verdict": "X", "complete": true, "accepted": [1]}', "accepted[0]"),
+        ('{"verdict": "X", "complete": true, "recorded": {"nope": 1}}', "recorded"),
+    ],
+)
+def test_bad_reports_are_refused_with_the_place(text: str, where: str) -> None:
+    with pytest.raises(ReportFormatError) as info:
+        from_json(text)
+    assert where in str(info.value)
