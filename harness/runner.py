@@ -31,6 +31,7 @@ from reference_impl.session import ConsumerConfig
 
 SETTLE_S = 0.5  # after the verdict: let the proxy record how each leg ended
 LOOPBACK = "127.0.0.1"
+MAX_FRAMES = 4096  # message spans kept on a CaseResult for the report's drawing
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +52,10 @@ class CaseResult:
     duration_s: float
     report: ConsumerReport | None
     timeline: Timeline = field(repr=False)
+    #: bytes of the clean producer->consumer stream (None: an external producer)
+    wire_bytes: int | None = None
+    #: ``[start, end)`` of the first MAX_FRAMES messages on that clean stream (for drawings)
+    frames: tuple[tuple[int, int], ...] = field(default=(), repr=False)
 
 
 def link_spec(link: Link) -> ref_link.LinkSpec:
@@ -100,6 +105,7 @@ def consumer_policy(link: Link, spec: ref_link.LinkSpec) -> ConsumerPolicy:
         idle_timeout_s=consumer.idle_timeout_ms / 1000,
         accept_partial_at_safe_boundary=consumer.accept_partial_at_safe_boundary,
         resume=link.producer.mode == "continue",
+        unframed=consumer.unframed,
     )
     return ConsumerPolicy(
         config,
@@ -203,6 +209,8 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         duration_s=time.monotonic() - started,
         report=run.report,
         timeline=timeline,
+        wire_bytes=None if external else len(expected.wire),
+        frames=() if external else expected.spans[:MAX_FRAMES],
     )
 
 

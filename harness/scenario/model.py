@@ -151,10 +151,14 @@ class ConsumerConfig:
     max_reconnects: Count = 0
     #: bytes asked for per socket read
     read_bytes: AtLeastOne = 65536
-    #: checkpoint (pause) after this many messages, then resume on a new connection (seed 000)
+    #: pause once this many messages were accepted and the next one is in flight: checkpoint
+    #: the partial buffer, wait pause_ms, then the successor verifies it (seed 000)
     pause_at_message: Count | None = None
     #: how long that pause lasts, in milliseconds
     pause_ms: Annotated[float, Ge(0)] = 0.0
+    #: treat the byte stream as unframed (seed 000 gate 1): the consumer refuses to parse it
+    #: and reports DISCARD_AND_RESET
+    unframed: bool = False
     #: your own consumer program (argv), used instead of the reference consumer
     command: Annotated[tuple[str, ...], MinLen(1)] | None = None
 

@@ -148,7 +148,7 @@ def test_minimal_example_gets_every_default() -> None:
     assert (link.framing_options, link.producer, link.consumer) == (
         FramingConfig(16 * 1024 * 1024, "chunked", True, 0),
         ProducerConfig("restart", 2, None),
-        ConsumerConfig(1000.0, 5000.0, False, 0, 65536, None, 0.0, None),
+        ConsumerConfig(1000.0, 5000.0, False, 0, 65536, None, 0.0, False, None),
     )
     assert (scenario.source, scenario.faults, scenario.sweep, scenario.seed) == (None, (), (), None)
     assert scenario.deadline_ms == 10000.0
