@@ -10,17 +10,10 @@ from dataclasses import asdict
 import trio
 
 from harness import proxy_command, scenario_commands
-from harness.linkargs import add_link_arguments, consumer_config, link_from_args
+from harness.linkargs import add_link_arguments, consumer_config, hostport, link_from_args
 from reference_impl.consumer import ConsumerPolicy, run_consumer
 from reference_impl.producer import Producer, ProducerConfig
 from reference_impl.report import ConsumerReport, to_json
-
-
-def _hostport(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit():
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
 
 
 def _summary(report: ConsumerReport) -> str:
@@ -76,7 +69,7 @@ def build_parser() -> argparse.ArgumentParser:
     produce.add_argument("--port", type=int, default=0)
     consume = sub.add_parser("consume", help="run the reference consumer against HOST:PORT")
     add_link_arguments(consume)
-    consume.add_argument("--connect", type=_hostport, required=True, metavar="HOST:PORT")
+    consume.add_argument("--connect", type=hostport, required=True, metavar="HOST:PORT")
     consume.add_argument("--json", action="store_true")
     scenario_commands.add_parsers(sub)
     proxy_command.add_parser(sub)

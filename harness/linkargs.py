@@ -12,6 +12,14 @@ from reference_impl.session import ConsumerConfig
 PAYLOADS = ("messages", "envelope", "tokens")
 
 
+def hostport(text: str) -> tuple[str, int]:
+    """``HOST:PORT`` (IPv6 in brackets) for argparse."""
+    host, _, port = text.rpartition(":")
+    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
+    return host.strip("[]"), int(port)
+
+
 def add_link_arguments(parser: argparse.ArgumentParser) -> None:
     group = parser.add_argument_group("link")
     group.add_argument("--framing", choices=FRAMING_NAMES, default="sse")

@@ -7,29 +7,23 @@ import sys
 
 import trio
 
+from harness.linkargs import hostport
 from harness.proxy import Proxy, ProxyConfig
 from harness.scenario import ScenarioError
 from harness.scenario.loader import load_faults_file
 from harness.timeline import Timeline
 
 
-def _hostport(text: str) -> tuple[str, int]:
-    host, _, port = text.rpartition(":")
-    if not host or not port.isdigit() or not 0 <= int(port) <= 65535:
-        raise argparse.ArgumentTypeError(f"expected HOST:PORT, got {text!r}")
-    return host.strip("[]"), int(port)
-
-
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     proxy = sub.add_parser("proxy", help="run the fault proxy in front of a real service")
     proxy.add_argument(
         "--listen",
-        type=_hostport,
+        type=hostport,
         default=("127.0.0.1", 0),
         metavar="HOST:PORT",
         help="where to listen (default 127.0.0.1, a port from the OS)",
     )
-    proxy.add_argument("--upstream", type=_hostport, required=True, metavar="HOST:PORT")
+    proxy.add_argument("--upstream", type=hostport, required=True, metavar="HOST:PORT")
     proxy.add_argument(
         "--faults",
         default=None,

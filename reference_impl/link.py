@@ -62,7 +62,9 @@ class ExpectedWire:
         return len(self.spans)
 
 
-def _pump(client: ClientCodec, server: ServerCodec, wire: bytearray) -> None:
+def pump(client: ClientCodec, server: ServerCodec, wire: bytearray) -> None:
+    """Move bytes both ways between two codecs in memory until neither has anything to say;
+    what the server sent is appended to ``wire``."""
     for _ in range(1_000_000):
         up = client.data_to_send()
         if up:
@@ -84,14 +86,14 @@ def expected_wire(spec: LinkSpec) -> ExpectedWire:
     request = client.initiate()
     server.receive_data(request)
     wire = bytearray()
-    _pump(client, server, wire)
+    pump(client, server, wire)
     spans: list[tuple[int, int]] = []
     for message in iter_payload(spec):
         start = len(wire)
         server.send_message(message)
-        _pump(client, server, wire)
+        pump(client, server, wire)
         spans.append((start, len(wire)))
     start = len(wire)
     server.end()
-    _pump(client, server, wire)
+    pump(client, server, wire)
     return ExpectedWire(request, bytes(wire), tuple(spans), (start, len(wire)))

@@ -9,22 +9,7 @@ from collections.abc import Iterable, Sequence
 from reference_impl.errors import CodecError
 from reference_impl.events import Event, Message
 from reference_impl.framing import FramingOptions, make_client, make_server
-from reference_impl.framing.base import ClientCodec, ServerCodec
-
-
-def _pump(client: ClientCodec, server: ServerCodec, wire: bytearray) -> None:
-    """Move bytes both ways until neither side has anything more to say."""
-    for _ in range(10_000):
-        up = client.data_to_send()
-        if up:
-            server.receive_data(up)
-        down = server.data_to_send()
-        if down:
-            wire += down
-            client.receive_data(down)
-        if not up and not down:
-            return
-    raise AssertionError("codecs did not settle")
+from reference_impl.link import pump
 
 
 def produce_wire(
@@ -43,14 +28,14 @@ def produce_wire(
     request = client.initiate()
     server.receive_data(request)
     wire = bytearray()
-    _pump(client, server, wire)
+    pump(client, server, wire)
     assert server.ready
     for message in messages:
         server.send_message(message)
-        _pump(client, server, wire)
+        pump(client, server, wire)
     if end:
         server.end()
-        _pump(client, server, wire)
+        pump(client, server, wire)
     return request, bytes(wire)
 
 

@@ -87,3 +87,40 @@ class ServerCodec(Protocol):
     def request_header(self, name: str) -> str | None:
         """A header of the consumer's request (e.g. ``last-event-id``); None if absent."""
         ...
+
+
+class RawServer:
+    """What the two framings without a handshake share (length-prefixed, ndjson): no request,
+    no flow control above TCP, no explicit end; subclasses frame messages into ``_out``."""
+
+    def __init__(self, options: object) -> None:
+        self._out = bytearray()
+
+    def receive_data(self, data: bytes) -> None:
+        """The consumer sends nothing on these framings; stray bytes are ignored."""
+
+    @property
+    def ready(self) -> bool:
+        """Always: there is no handshake."""
+        return True
+
+    @property
+    def blocked(self) -> bool:
+        """Never: there is no flow control above TCP."""
+        return False
+
+    def send_message(self, message: Message) -> None:
+        raise NotImplementedError
+
+    def end(self, ok: bool = True) -> None:
+        """No explicit end exists: the stream ends when the connection closes."""
+
+    def data_to_send(self) -> bytes:
+        """Framed bytes not yet handed out."""
+        out = bytes(self._out)
+        self._out.clear()
+        return out
+
+    def request_header(self, name: str) -> str | None:
+        """There is no request, hence no headers."""
+        return None

@@ -21,6 +21,7 @@ from typing import NoReturn
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message
+from reference_impl.framing.base import RawServer
 from reference_impl.framing.options import FramingOptions
 
 __all__ = ["LengthPrefixedClient", "LengthPrefixedServer", "client", "server"]
@@ -117,28 +118,12 @@ class LengthPrefixedClient:
             raise self._error
 
 
-class LengthPrefixedServer:
+class LengthPrefixedServer(RawServer):
     """Producer side: prefixes each message with its length. No handshake, no explicit end.
 
     It does not enforce ``max_message_bytes``: that limit belongs to the consumer, and a scenario
     may deliberately send a message above it. Only lengths a u32 cannot carry are refused.
     """
-
-    def __init__(self, options: FramingOptions) -> None:
-        self._out = bytearray()
-
-    def receive_data(self, data: bytes) -> None:
-        """The consumer sends nothing on this framing; stray bytes are ignored."""
-
-    @property
-    def ready(self) -> bool:
-        """Always: there is no handshake."""
-        return True
-
-    @property
-    def blocked(self) -> bool:
-        """Never: there is no flow control above TCP."""
-        return False
 
     def send_message(self, message: Message) -> None:
         """Frame one message. A payload a u32 cannot describe is a ``ValueError``."""
@@ -147,19 +132,6 @@ class LengthPrefixedServer:
             raise ValueError(f"message of {size} bytes does not fit a u32 length prefix")
         self._out += _HEADER.pack(size)
         self._out += message.data
-
-    def end(self, ok: bool = True) -> None:
-        """No explicit end exists: the stream ends when the connection closes."""
-
-    def data_to_send(self) -> bytes:
-        """Framed bytes not yet handed out."""
-        out = bytes(self._out)
-        self._out.clear()
-        return out
-
-    def request_header(self, name: str) -> str | None:
-        """There is no request, hence no headers."""
-        return None
 
 
 def client(options: FramingOptions) -> LengthPrefixedClient:

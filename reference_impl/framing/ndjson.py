@@ -28,6 +28,7 @@ from typing import NoReturn
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message
+from reference_impl.framing.base import RawServer
 from reference_impl.framing.options import FramingOptions
 
 __all__ = ["NdjsonClient", "NdjsonServer", "client", "server"]
@@ -130,7 +131,7 @@ def _is_utf8(data: bytes) -> bool:
     return True
 
 
-class NdjsonServer:
+class NdjsonServer(RawServer):
     """Producer side: writes each message followed by LF. No handshake, no explicit end.
 
     A message that could not come back byte-for-byte is a programming error (``ValueError``):
@@ -138,22 +139,6 @@ class NdjsonServer:
     and an empty one (a blank line, which the client ignores). Invalid UTF-8 is written as
     given, so that a scenario can make the consumer reject it.
     """
-
-    def __init__(self, options: FramingOptions) -> None:
-        self._out = bytearray()
-
-    def receive_data(self, data: bytes) -> None:
-        """The consumer sends nothing on this framing; stray bytes are ignored."""
-
-    @property
-    def ready(self) -> bool:
-        """Always: there is no handshake."""
-        return True
-
-    @property
-    def blocked(self) -> bool:
-        """Never: there is no flow control above TCP."""
-        return False
 
     def send_message(self, message: Message) -> None:
         """Write one line."""
@@ -164,19 +149,6 @@ class NdjsonServer:
             raise ValueError("an NDJSON message must be non-empty and must not end in CR")
         self._out += data
         self._out += b"\n"
-
-    def end(self, ok: bool = True) -> None:
-        """No explicit end exists: the stream ends when the connection closes."""
-
-    def data_to_send(self) -> bytes:
-        """Framed bytes not yet handed out."""
-        out = bytes(self._out)
-        self._out.clear()
-        return out
-
-    def request_header(self, name: str) -> str | None:
-        """There is no request, hence no headers."""
-        return None
 
 
 def client(options: FramingOptions) -> NdjsonClient:
