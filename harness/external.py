@@ -12,7 +12,9 @@ either, and the diagnosis quotes its exit status and the tail of its standard er
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 
 import trio
@@ -34,10 +36,25 @@ def command_for(link: Link, host: str, port: int) -> tuple[list[str], dict[str, 
         "incomplete_message_timeout_ms": f"{link.consumer.incomplete_message_timeout_ms:g}",
     }
     assert link.consumer.command is not None
-    argv = [arg.format(**values) for arg in link.consumer.command]
+    argv = [_substitute(arg, values) for arg in link.consumer.command]
     env = dict(os.environ)
     env.update({f"TEARLINE_{key.upper()}": value for key, value in values.items()})
     return argv, env
+
+
+def _substitute(arg: str, values: dict[str, str]) -> str:
+    """``arg`` with each ``{name}`` of ``values`` replaced. Other braces stay as written (a JSON
+    or shell argument), where ``str.format`` would raise on them."""
+    for key, value in values.items():
+        arg = arg.replace("{" + key + "}", value)
+    return arg
+
+
+async def _kill_group(process: trio.Process) -> None:
+    """At the deadline: kill the consumer and whatever it started (a shell wrapper's children
+    would otherwise outlive the case). It had the whole deadline; no grace period."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
 
 
 async def run_external_consumer(
@@ -53,6 +70,8 @@ async def run_external_consumer(
             capture_stderr=True,
             check=False,
             stdin=subprocess.DEVNULL,
+            start_new_session=True,  # its own process group, for _kill_group
+            deliver_cancel=_kill_group,
         )
     except OSError as err:
         return None, f"cannot start consumer {argv[0]!r}: {err.strerror}"
@@ -61,6 +80,21 @@ async def run_external_consumer(
     if not lines:
         return None, f"consumer exited {done.returncode} without a report; stderr: {stderr!r}"
     try:
-        return from_json(lines[-1]), ""
-    except ReportFormatError as err:
+        report = from_json(lines[-1])
+    except (ReportFormatError, TypeError) as err:  # TypeError: e.g. "accepted": 5
         return None, f"consumer exited {done.returncode} with an invalid report ({err})"
+    if problem := _shape_problem(report):
+        return None, f"consumer exited {done.returncode} with an invalid report ({problem})"
+    return report, ""
+
+
+def _shape_problem(report: ConsumerReport) -> str:
+    """'' or what is mistyped among the fields the judge reads (``from_json`` checks only
+    ``verdict`` and ``complete``; a string where a number belongs would crash the judge)."""
+    for i, accepted in enumerate(report.accepted):
+        fields = (accepted.sha256, accepted.size, accepted.connection)
+        if [type(value) for value in fields] != [str, int, int] or accepted.connection < 1:
+            return f"accepted[{i}]: sha256 must be a string, size and connection (>= 1) integers"
+    if report.error_code is not None and not isinstance(report.error_code, str):
+        return "error_code: must be a string or null"
+    return ""

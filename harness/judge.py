@@ -179,10 +179,10 @@ def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
     count = len(report.accepted)
     wanted_count = expect.accepted_messages
     if isinstance(wanted_count, CountRange):
-        if count < wanted_count.min or (wanted_count.max is not None and count > wanted_count.max):
-            problems.append(
-                f"expected {wanted_count.min}..{wanted_count.max} accepted messages, got {count}"
-            )
+        low, high = wanted_count.min, wanted_count.max
+        if count < low or (high is not None and count > high):
+            wanted_text = f"at least {low}" if high is None else f"{low}..{high}"
+            problems.append(f"expected {wanted_text} accepted messages, got {count}")
     elif wanted_count is not None and count != wanted_count:
         problems.append(f"expected {wanted_count} accepted messages, got {count}")
     if problems:

@@ -3,6 +3,8 @@
 The reference producer is deterministic, so the bytes it will write on a clean connection are
 known before the case runs; frame, UTF-8 character and content positions become byte offsets by
 looking at those bytes. The proxy's timeline later proves the fault landed where declared (I5).
+Without an expected wire (``OffsetsLocator``) only byte offsets exist. ``check_positions`` says
+before anything runs whether every fault of a list can be placed.
 """
 
 from __future__ import annotations
@@ -11,7 +13,8 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from harness.faults.base import Position, PositionError
+from harness.faults.base import Fault, Locator, Position, PositionError
+from harness.faults.bogus_length import BogusLength, encode_length
 from reference_impl.link import ExpectedWire
 
 #: the bytes before a message's payload that carry its length, per framing
@@ -27,13 +30,19 @@ def utf8_char_offset(wire: bytes, k: int, char_byte: int) -> int:
     its lead byte (1 = between its first and second byte)."""
     seen = 0
     for offset, byte in enumerate(wire):
-        if 0xC2 <= byte <= 0xF4:
-            seen += 1
-            if seen == k:
-                width = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
-                if not 1 <= char_byte < width:
-                    raise PositionError(f"char_byte: character {k} has {width} bytes")
-                return offset + char_byte
+        if not 0xC2 <= byte <= 0xF4:
+            continue
+        width = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+        # A lead byte counts only with all its continuation bytes: framing bytes (a length
+        # prefix of 0xC5, a WebSocket or HTTP/2 header) are not characters.
+        tail = wire[offset + 1 : offset + width]
+        if len(tail) < width - 1 or not all(0x80 <= b <= 0xBF for b in tail):
+            continue
+        seen += 1
+        if seen == k:
+            if not 1 <= char_byte < width:
+                raise PositionError(f"char_byte: character {k} has {width} bytes")
+            return offset + char_byte
     raise PositionError(f"utf8_char: the stream has {seen} multi-byte characters, not {k}")
 
 
@@ -45,6 +54,11 @@ class WireLocator:
 
     def offset(self, position: Position) -> int:
         if position.offset is not None:
+            # At the very end is a place (a kill there replaces the producer's own end).
+            if position.offset > len(self.expected.wire):
+                raise PositionError(
+                    f"offset: the stream has {len(self.expected.wire)} bytes, not {position.offset}"
+                )
             return position.offset
         if position.frame is not None:
             start, end = self.frame_span(position.frame)
@@ -87,3 +101,62 @@ class WireLocator:
     @property
     def stream_length(self) -> int:
         return len(self.expected.wire)
+
+
+class OffsetsLocator:
+    """Locator for a direction without an expected wire (upstream, your own producer,
+    ``tearline proxy``): byte offsets only."""
+
+    def offset(self, position: Position) -> int:
+        if position.offset is None:
+            raise PositionError(
+                "without the link's expected wire (upstream, or your own producer) only "
+                "offset and after_ms positions can be placed"
+            )
+        return position.offset
+
+    def frame_span(self, index: int) -> tuple[int, int]:
+        raise PositionError("frame positions need the link's expected wire")
+
+    def length_field(self, index: int) -> tuple[int, int]:
+        raise PositionError("frame positions need the link's expected wire")
+
+
+def placement_problem(fault: Fault, locator: Locator) -> str:
+    """'' or ``key: why`` for the first position, frame or length of ``fault`` that cannot be
+    placed with ``locator`` (``at``, ``frame``, ``with_frame``, ``length``)."""
+    at = getattr(fault, "at", None)
+    key = "at"
+    try:
+        if isinstance(at, Position) and at.after_ms is None:
+            locator.offset(at)
+        for key in ("frame", "with_frame"):
+            frame = getattr(fault, key, None)
+            if isinstance(frame, int):
+                locator.frame_span(frame)
+        if isinstance(fault, BogusLength):
+            key = "frame"
+            _, width = locator.length_field(fault.frame)
+            key = "length"
+            encode_length(fault.length, width)
+    except PositionError as err:
+        why = str(err) if key == "at" else str(err).removeprefix("frame: ")  # not frame: frame:
+        return f"{key}: {why}"
+    except ValueError as err:  # encode_length's message already starts with "length: "
+        return str(err)
+    return ""
+
+
+def check_positions(faults: Sequence[Fault], downstream: Locator) -> str:
+    """'' if every fault can be placed, else the first problem (``faults[i].key: why``).
+
+    Downstream faults are placed with ``downstream`` (the expected wire, or offsets only),
+    upstream ones by byte offset only. Checked before a case runs, so a mistake is reported
+    as such instead of surfacing inside the proxy in the middle of the case.
+    """
+    for index, fault in enumerate(faults):
+        locator = downstream if fault.direction == "downstream" else OffsetsLocator()
+        problem = placement_problem(fault, locator)
+        if problem:
+            return f"faults[{index}].{problem}"
+    return ""

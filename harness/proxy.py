@@ -13,6 +13,8 @@ working (failure catalogue case 61). Everything the writer does goes into the ``
 
 from __future__ import annotations
 
+import contextlib
+import os
 import random
 import socket
 import struct
@@ -33,9 +35,9 @@ from harness.faults.base import (
     ItemTx,
     LinkContext,
     Locator,
-    Position,
     PositionError,
 )
+from harness.locator import OffsetsLocator, placement_problem
 from harness.timeline import Timeline
 
 READ_BYTES = 256 * 1024
@@ -68,20 +70,55 @@ class _Recorder:
         )
 
 
-class OffsetsLocator:
-    """Locator for a direction without an expected wire: byte offsets only."""
+async def read_some(stream: trio.SocketStream, max_bytes: int) -> bytes:
+    """Up to ``max_bytes`` read straight from the socket (b"" at EOF); a checkpoint.
 
-    def offset(self, position: object) -> int:
-        assert isinstance(position, Position)
-        if position.offset is None:
-            raise PositionError("only byte offsets can be placed on this direction")
-        return position.offset
+    trio's ``receive_some`` costs a third more per small message than this (the conflict
+    detector, its sandwich of checkpoints; benchmarks/bench_proxy.py). Reading before waiting
+    measured faster than waiting first, even for ping-pong traffic. Errors are trio's:
+    BrokenResourceError, or ClosedResourceError if the socket was closed meanwhile.
+    """
+    sock = stream.socket
+    await trio.lowlevel.checkpoint()
+    while True:
+        try:
+            return os.read(sock.fileno(), max_bytes)
+        except BlockingIOError:
+            await trio.lowlevel.wait_readable(sock)
+        except OSError as err:
+            raise trio.BrokenResourceError(str(err)) from err
 
-    def frame_span(self, index: int) -> tuple[int, int]:
-        raise PositionError("frame positions need the link's expected wire")
 
-    def length_field(self, index: int) -> tuple[int, int]:
-        raise PositionError("frame positions need the link's expected wire")
+async def send_all(stream: trio.SocketStream, data: bytes) -> None:
+    """Write all of ``data`` straight to the socket, waiting only when its buffer is full (the
+    caller's ``read_some`` is the checkpoint). Errors as in ``read_some``."""
+    sock = stream.socket
+    view = memoryview(data)
+    while view:
+        try:
+            view = view[os.write(sock.fileno(), view) :]
+        except BlockingIOError:
+            await trio.lowlevel.wait_writable(sock)
+        except OSError as err:
+            raise trio.BrokenResourceError(str(err)) from err
+
+
+def _describe(err: BaseException) -> str:
+    """The error that caused ``err`` (an exception group's first leaf that is not the
+    fallout, a channel or socket broken because a sibling task died), as ``Type: message``."""
+    leaves: list[BaseException] = []
+
+    def walk(e: BaseException) -> None:
+        if isinstance(e, BaseExceptionGroup):
+            for inner in e.exceptions:
+                walk(inner)
+        else:
+            leaves.append(e)
+
+    walk(err)
+    fallout = (trio.BrokenResourceError, trio.ClosedResourceError)
+    cause = next((e for e in leaves if not isinstance(e, fallout)), leaves[0])
+    return f"{type(cause).__name__}: {cause}"
 
 
 def reset(stream: trio.SocketStream) -> None:
@@ -100,6 +137,8 @@ class _Conn:
     closing: bool = False
     #: bytes read from the source of each direction
     read: dict[str, int] = field(default_factory=lambda: {"downstream": 0, "upstream": 0})
+    #: directions whose source reset the connection (recorded as "peer-rst", not a fault's "rst")
+    peer_reset: set[str] = field(default_factory=set)
 
 
 class Proxy:
@@ -111,7 +150,9 @@ class Proxy:
         self._idle = trio.Event()
         self._idle.set()
         self._closed = trio.Event()
-        self._rng = random.Random(config.seed)
+        #: what went wrong on the proxy's side (unreachable upstream, a fault that could not
+        #: run): the runner turns these into an ``error`` outcome, ``tearline proxy`` logs them
+        self.errors: list[str] = []
 
     async def wait_closed_connection(self) -> None:
         """Until the next connection closes."""
@@ -141,7 +182,8 @@ class Proxy:
 
     async def handle(self, client: trio.SocketStream) -> None:
         self.active += 1
-        self._idle = trio.Event()
+        if self._idle.is_set():  # keep an unset event: someone may be waiting on it
+            self._idle = trio.Event()
         try:
             await self._handle(client)
         finally:
@@ -155,13 +197,7 @@ class Proxy:
         self.connections += 1
         number = self.connections
         now = trio.current_time()
-        host, port = self.config.upstream
-        upstream = None
-        with trio.move_on_after(self.config.connect_timeout_s):
-            try:
-                upstream = await trio.open_tcp_stream(host, port)
-            except OSError as err:
-                self._log(f"connection {number}: upstream {host}:{port} unreachable: {err}")
+        upstream = await self._connect_upstream(number)
         if upstream is None:
             self.timeline.ended(now, number, "downstream", "error", 0)
             reset(client)
@@ -170,11 +206,38 @@ class Proxy:
         self._log(f"connection {number}: open")
         conn = _Conn(number, client, upstream, now)
         async with client, upstream:
-            with conn.scope:
-                async with trio.open_nursery() as nursery:
-                    nursery.start_soon(self._direction, conn, "downstream", upstream, client)
-                    nursery.start_soon(self._direction, conn, "upstream", client, upstream)
+            try:
+                with conn.scope:
+                    async with trio.open_nursery() as nursery:
+                        nursery.start_soon(self._direction, conn, "downstream", upstream, client)
+                        nursery.start_soon(self._direction, conn, "upstream", client, upstream)
+            except Exception as err:  # one connection's failure must not end the server
+                # A fault that cannot run here (a PositionError) or a harness bug. Raising would
+                # crash every connection, and trio can lose the exception in the teardown:
+                # record it, and cut the consumer off so that it cannot take this for an end.
+                self._error(f"connection {number}: {_describe(err)}")
+                if self.timeline.end_of(number, "downstream") is None:
+                    read = conn.read["downstream"]
+                    self.timeline.ended(trio.current_time(), number, "downstream", "error", read)
+                with contextlib.suppress(OSError):  # already closed by a leg's end
+                    reset(client)
+                return
         self._log(f"connection {number}: closed")
+
+    async def _connect_upstream(self, number: int) -> trio.SocketStream | None:
+        host, port = self.config.upstream
+        with trio.move_on_after(self.config.connect_timeout_s):
+            try:
+                return await trio.open_tcp_stream(host, port)
+            except OSError as err:
+                self._error(f"connection {number}: upstream {host}:{port} unreachable: {err}")
+                return None
+        self._error(f"connection {number}: upstream {host}:{port} did not answer")
+        return None
+
+    def _error(self, note: str) -> None:
+        self.errors.append(note)
+        self._log(note)
 
     # -- one direction ----------------------------------------------------------------------
     def _faults_for(self, direction: str, number: int) -> list[Fault]:
@@ -200,17 +263,22 @@ class Proxy:
         src: trio.SocketStream,
         dst: trio.SocketStream,
     ) -> str:
-        """The no-fault path: big reads, one write each, nothing else."""
+        """The no-fault path: big reads, one write each, straight to the sockets (``read_some``,
+        ``send_all``), nothing else: no digest either (no fault to prove)."""
         while True:
             try:
-                data = await src.receive_some(self.config.read_bytes)
+                data = await read_some(src, self.config.read_bytes)
             except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return await self._close(conn, dst, direction, "rst", peer=True)
             if not data:
                 return await self._close(conn, dst, direction, "eof")
             conn.read[direction] += len(data)
-            if not await self._write(conn, direction, dst, bytes(data)):
+            try:
+                await send_all(dst, data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
                 return await self._close(conn, dst, direction, "error")
+            now = trio.current_time()
+            self.timeline.wrote(now, conn.number, direction, data, digest=False)
 
     async def _pipeline(
         self,
@@ -222,6 +290,11 @@ class Proxy:
     ) -> str:
         first_tx, rx = trio.open_memory_channel[Item](CHANNEL_ITEMS)
         locator = (self.config.locators or (lambda d, n: OffsetsLocator()))(direction, conn.number)
+        for fault in faults:
+            # Before any task starts: a fault that fails inside the pipeline can lose its own
+            # error in the channels' teardown, leaving only the relay's broken channel.
+            if problem := placement_problem(fault, locator):
+                raise PositionError(f"faults[{self._index(fault)}].{problem}")
         async with trio.open_nursery() as nursery:
             nursery.start_soon(self._relay, conn, direction, src, first_tx)
             for fault in faults:
@@ -230,7 +303,7 @@ class Proxy:
                     direction=direction,  # type: ignore[arg-type]
                     locator=locator,
                     recorder=_Recorder(self.timeline, conn.number, direction),
-                    rng=random.Random(self._rng.getrandbits(64)),
+                    rng=self._fault_rng(conn.number, direction, fault),
                     started_at=conn.started,
                 )
                 nursery.start_soon(fault.pipe, rx, tx, ctx)
@@ -239,12 +312,23 @@ class Proxy:
             nursery.cancel_scope.cancel()
         return how
 
+    def _fault_rng(self, number: int, direction: str, fault: Fault) -> random.Random:
+        """The fault's own generator: a function of the seed and where the fault sits only.
+        (Drawing from one shared generator would depend on which direction trio happens to
+        schedule first, and ``--seed`` replays would differ.)"""
+        return random.Random(f"{self.config.seed}:{number}:{direction}:{self._index(fault)}")
+
+    def _index(self, fault: Fault) -> int:
+        """Where ``fault`` is in the configured list."""
+        return next(i for i, f in enumerate(self.config.faults) if f is fault)
+
     async def _relay(self, conn: _Conn, direction: str, src: trio.SocketStream, tx: ItemTx) -> None:
         async with tx:
             while True:
                 try:
                     data = await src.receive_some(self.config.read_bytes)
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
+                    conn.peer_reset.add(direction)
                     await tx.send(Close("rst"))
                     return
                 if not data:
@@ -273,7 +357,8 @@ class Proxy:
                             item.note,
                         )
                 elif isinstance(item, Close):
-                    return await self._close(conn, dst, direction, item.how)
+                    peer = item.how == "rst" and direction in conn.peer_reset
+                    return await self._close(conn, dst, direction, item.how, peer=peer)
         return await self._close(conn, dst, direction, "eof")
 
     async def _write(

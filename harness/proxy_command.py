@@ -7,7 +7,9 @@ import sys
 
 import trio
 
+from harness.faults.base import Fault
 from harness.linkargs import hostport
+from harness.locator import OffsetsLocator, check_positions
 from harness.proxy import Proxy, ProxyConfig
 from harness.scenario import ScenarioError
 from harness.scenario.loader import load_faults_file
@@ -43,7 +45,8 @@ def _log(note: str) -> None:
     print(f"[tearline proxy] {note}", file=sys.stderr, flush=True)
 
 
-async def _serve(args: argparse.Namespace, faults: tuple[object, ...]) -> None:
+async def _serve(args: argparse.Namespace, faults: tuple[Fault, ...]) -> str:
+    """Serve until ``--max-connections`` closed (or Ctrl-C); '' or why it could not listen."""
     timeline = Timeline()
     printed = 0
 
@@ -57,12 +60,12 @@ async def _serve(args: argparse.Namespace, faults: tuple[object, ...]) -> None:
         printed = len(timeline.faults)
         _log(note)
 
-    proxy = Proxy(
-        ProxyConfig(args.upstream, faults, seed=args.seed, log=log),  # type: ignore[arg-type]
-        timeline,
-    )
+    proxy = Proxy(ProxyConfig(args.upstream, faults, seed=args.seed, log=log), timeline)
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(proxy.serve, args.listen[0], args.listen[1])
+        try:
+            port = await nursery.start(proxy.serve, args.listen[0], args.listen[1])
+        except OSError as err:  # here, not around trio.run: the nursery would wrap it in a group
+            return f"cannot listen on {args.listen[0]}:{args.listen[1]}: {err.strerror}"
         _log(
             f"listening on {args.listen[0]}:{port} -> {args.upstream[0]}:{args.upstream[1]}, "
             f"{len(faults)} fault(s), seed {args.seed}"
@@ -71,22 +74,25 @@ async def _serve(args: argparse.Namespace, faults: tuple[object, ...]) -> None:
             while proxy.connections < args.max_connections or proxy.active:
                 await proxy.wait_closed_connection()
             nursery.cancel_scope.cancel()
+    return ""
 
 
 def proxy(args: argparse.Namespace) -> int:
-    faults: tuple[object, ...] = ()
+    faults: tuple[Fault, ...] = ()
     if args.faults:
         try:
             faults = load_faults_file(args.faults)
         except ScenarioError as err:
             print(err, file=sys.stderr)
             return 2
-    try:
-        trio.run(_serve, args, faults)
-    except OSError as err:
-        print(
-            f"tearline proxy: cannot listen on {args.listen[0]}:{args.listen[1]}: {err.strerror}",
-            file=sys.stderr,
-        )
+        # No expected wire here: only byte offsets and times can be placed. Say so now, not
+        # when the first connection reaches the fault.
+        problem = check_positions(faults, OffsetsLocator())
+        if problem:
+            print(f"{args.faults}: {problem}", file=sys.stderr)
+            return 2
+    problem = trio.run(_serve, args, faults)
+    if problem:
+        print(f"tearline proxy: {problem}", file=sys.stderr)
         return 2
     return 0

@@ -14,21 +14,22 @@ from dataclasses import dataclass, field
 import trio
 
 from harness.external import run_external_consumer
-from harness.faults.base import Fault, Position, PositionError
 from harness.judge import Check, DeclaredFault, Observation, judge
-from harness.locator import WireLocator
-from harness.proxy import OffsetsLocator, Proxy, ProxyConfig
+from harness.locator import OffsetsLocator, WireLocator, check_positions
+from harness.proxy import Proxy, ProxyConfig
 from harness.scenario import Case, Link, Scenario
 from harness.scenario.model import EnvelopeConfig, MessagesConfig, TokensConfig
 from harness.timeline import Timeline
 from reference_impl import link as ref_link
 from reference_impl.consumer import ConsumerPolicy, run_consumer
+from reference_impl.errors import CodecError
 from reference_impl.framing import FramingOptions
 from reference_impl.payload import envelope, messages, tokens
 from reference_impl.producer import Producer, ProducerConfig
 from reference_impl.report import ConsumerReport
 from reference_impl.session import ConsumerConfig
 
+CANNOT_MAKE = "link: the reference link cannot make this stream"
 SETTLE_S = 0.5  # after the verdict: let the proxy record how each leg ended
 LOOPBACK = "127.0.0.1"
 MAX_FRAMES = 4096  # message spans kept on a CaseResult for the report's drawing
@@ -117,29 +118,18 @@ def consumer_policy(link: Link, spec: ref_link.LinkSpec) -> ConsumerPolicy:
 
 
 def stream_length(scenario: Scenario) -> int:
-    """Bytes of the scenario's producer->consumer stream on a clean connection."""
-    return len(ref_link.expected_wire(link_spec(scenario.link)).wire)
+    """Bytes of the scenario's producer->consumer stream on a clean connection. ValueError
+    (which ``expand`` reports as a scenario mistake) if the reference link cannot make it."""
+    try:
+        return len(ref_link.expected_wire(link_spec(scenario.link)).wire)
+    except CodecError as err:
+        raise ValueError(f"{CANNOT_MAKE} ({err})") from None
 
 
 def _locators(spec: ref_link.LinkSpec) -> tuple[WireLocator, ref_link.ExpectedWire]:
     expected = ref_link.expected_wire(spec)
     datas = [m.data for m in ref_link.iter_payload(spec)]
     return WireLocator(spec.framing, expected, datas), expected
-
-
-def check_positions(faults: tuple[Fault, ...], locator: WireLocator) -> str:
-    """'' if every downstream fault position exists on the expected wire, else the problem."""
-    for index, fault in enumerate(faults):
-        at = getattr(fault, "at", None)
-        if not isinstance(at, Position) or fault.direction != "downstream":
-            continue
-        if at.after_ms is not None:
-            continue
-        try:
-            locator.offset(at)
-        except PositionError as err:
-            return f"faults[{index}].at: {err}"
-    return ""
 
 
 @dataclass(slots=True)
@@ -163,8 +153,16 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     link = scenario.link
     spec = link_spec(link)
     timeline = Timeline()
-    locator, expected = _locators(spec)
-    harness_error = "" if link.producer.upstream else check_positions(scenario.faults, locator)
+    try:
+        locator, expected = _locators(spec)
+        cannot_make = ""
+    except CodecError as err:  # e.g. messages larger than max_message_bytes
+        expected = ref_link.ExpectedWire(b"", b"", (), (0, 0))
+        locator, cannot_make = WireLocator(spec.framing, expected, ()), f"{CANNOT_MAKE} ({err})"
+    external = link.producer.upstream is not None
+    harness_error = cannot_make or check_positions(
+        scenario.faults, OffsetsLocator() if external else locator
+    )
     run, producer = (
         _Run(),
         Producer(
@@ -176,7 +174,6 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     if not harness_error:
         harness_error = await _run_wired(case, seed, spec, locator, producer, timeline, run)
     declared = tuple(DeclaredFault(f.kind, f.connection, f.direction) for f in scenario.faults)
-    external = link.producer.upstream is not None
     obs = Observation(
         report=run.report,
         timeline=timeline,
@@ -242,6 +239,7 @@ async def _run_wired(
     """Producer, proxy and consumer in one nursery; returns a harness error or ''."""
     scenario = case.scenario
     deadline_s = scenario.deadline_ms / 1000
+    proxy: Proxy | None = None  # stays None if the deadline passes before it exists
     with trio.move_on_after(deadline_s) as scope:
         async with trio.open_nursery() as nursery:
             upstream = await _upstream(scenario.link, producer, nursery)
@@ -262,4 +260,6 @@ async def _run_wired(
             nursery.cancel_scope.cancel()
     if scope.cancelled_caught and run.report is None and not run.problem:
         run.problem = f"no verdict within the case deadline ({scenario.deadline_ms:g} ms)"
-    return ""
+    # The proxy's own failures (unreachable upstream, a fault that could not run) mean the
+    # consumer was not tested as declared, whatever it concluded.
+    return "; ".join(proxy.errors) if proxy is not None else ""

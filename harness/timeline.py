@@ -22,7 +22,7 @@ class Segment:
     direction: str  # "downstream" (producer->consumer) | "upstream"
     offset: int  # offset on the written leg (after faults)
     length: int
-    sha256: str  # first 16 hex digits of the segment's SHA-256
+    sha256: str  # first 16 hex digits of the segment's SHA-256; "" on a pass-through direction
     kind: str = "data"  # "data" | "heartbeat"
 
 
@@ -75,14 +75,29 @@ class Timeline:
         return self.legs[key]
 
     def wrote(
-        self, now: float, connection: int, direction: str, data: bytes, kind: str = "data"
+        self,
+        now: float,
+        connection: int,
+        direction: str,
+        data: bytes,
+        kind: str = "data",
+        *,
+        digest: bool = True,
     ) -> None:
+        """Record one write. ``digest=False`` (a direction without faults) skips the SHA-256:
+        there is no fault to prove there, and hashing was a third of the relay's CPU."""
         leg = self.leg(connection, direction)
         if len(self.segments) < self.max_segments:
-            digest = hashlib.sha256(data).hexdigest()[:16]
+            digest_hex = hashlib.sha256(data).hexdigest()[:16] if digest else ""
             self.segments.append(
                 Segment(
-                    now - self.started, connection, direction, leg.written, len(data), digest, kind
+                    now - self.started,
+                    connection,
+                    direction,
+                    leg.written,
+                    len(data),
+                    digest_hex,
+                    kind,
                 )
             )
         else:

@@ -1,0 +1,84 @@
+"""Which library cases the detection-power test runs, and against which consumer.
+
+1. **The contract can express the case.** A consumer program learns only its framing, payload,
+   token profile and ``incomplete_message_timeout_ms`` from tearline (``harness/external.py``).
+   Cases that need any other consumer setting (``idle_timeout_ms``, ``max_reconnects``,
+   ``read_bytes``, ``pause_at_message``, ``accept_partial_at_safe_boundary``,
+   ``framing_options.max_message_bytes``) cannot be asked of a program, so they are left out.
+   (``tearline consume``, the reference program, has no option for the timeout it is told and
+   waits its default 1 s; where that changes a verdict, the reference fails the case.)
+2. **The consumer speaks the link**: a consumer runs the cases over its framings and payloads,
+   as a team runs ``tearline run --framing ... --payload ...`` for its own program.
+3. **One case per scenario**: a sweep over framings, offsets or seeds multiplies the runtime
+   more than the kinds of bugs it catches. The case rotates through the sweep from one scenario
+   to the next (the n-th scenario takes the n-th of the framings the consumer speaks, and its
+   n-th case over that framing), so all framings get their turn; and consumers that speak the
+   same framings run the same cases, so the reference consumer, which must pass them all, has
+   fewer to run. A consumer that speaks more than ``MAX_PER_CONSUMER`` scenarios gets one per
+   scenario file instead (a file is one topic: a fault and its variants), its first there.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable
+from dataclasses import fields
+
+from harness.scenario import Case, ConsumerConfig, FramingConfig
+
+MAX_PER_CONSUMER = 50
+_DEFAULT_CONSUMER = ConsumerConfig()
+_DEFAULT_MAX_MESSAGE = FramingConfig().max_message_bytes
+#: consumer settings a consumer program is not told (``command`` is the program itself)
+_UNSAID = tuple(
+    f.name
+    for f in fields(ConsumerConfig)
+    if f.name not in ("command", "incomplete_message_timeout_ms")
+)
+
+
+def contract_can_express(case: Case) -> bool:
+    """Rule 1: every consumer setting of the case is one a consumer program is told (or the
+    default, which it assumes)."""
+    link = case.scenario.link
+    return link.framing_options.max_message_bytes == _DEFAULT_MAX_MESSAGE and all(
+        getattr(link.consumer, name) == getattr(_DEFAULT_CONSUMER, name) for name in _UNSAID
+    )
+
+
+def scenario_key(case: Case) -> str:
+    """The scenario a case comes from: its id without the sweep values."""
+    return case.case_id.split("[", 1)[0]
+
+
+def _pick(group: list[Case], turn: int) -> Case:
+    """The ``turn``-th framing of those in ``group`` (in sweep order), and the ``turn``-th case
+    over that framing."""
+    framings = list(dict.fromkeys(c.scenario.link.framing for c in group))
+    framing = framings[turn % len(framings)]
+    over = [c for c in group if c.scenario.link.framing == framing]
+    return over[turn % len(over)]
+
+
+def file_of(key: str) -> str:
+    """The scenario file of a scenario key (the file name without its extension)."""
+    return key.split("::", 1)[0]
+
+
+def cases_for(cases: Iterable[Case], speaks: Callable[[str, str], bool]) -> list[Case]:
+    """Rules 1 to 3 for one consumer: one case per scenario it speaks, or one per scenario file
+    (its first scenario there) when that would be more than ``MAX_PER_CONSUMER``."""
+    groups: dict[str, list[Case]] = {}
+    for case in cases:
+        if contract_can_express(case):
+            groups.setdefault(scenario_key(case), []).append(case)
+    mine: dict[str, Case] = {}
+    for turn, (key, group) in enumerate(groups.items()):
+        spoken = [c for c in group if speaks(c.scenario.link.framing, c.scenario.link.payload)]
+        if spoken:
+            mine[key] = _pick(spoken, turn)
+    if len(mine) <= MAX_PER_CONSUMER:
+        return list(mine.values())
+    per_file: dict[str, Case] = {}
+    for key, case in mine.items():
+        per_file.setdefault(file_of(key), case)
+    return list(per_file.values())

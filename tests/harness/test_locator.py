@@ -1,0 +1,177 @@
+"""Fault positions resolved against a known expected wire, and the ones that cannot exist.
+
+The wire is four length-prefixed messages (``TEXTS``)::
+
+    offset  0  u32 13  "first message"          frame 1: [0, 17)
+    offset 17  u32 18  "second: h\\xc3\\xa9llo \\xe2\\x82\\xac"   frame 2: [17, 39)
+               (e-acute at 30-31, the euro sign at 36-38)
+    offset 39  u32  5  "third"                  frame 3: [39, 48)
+    offset 48  u32 15  "fourth and last"        frame 4: [48, 67)
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.faults import BogusLength, DropFrame, Kill, ReorderFrames, Split
+from harness.faults.base import Fault, Position, PositionError
+from harness.locator import OffsetsLocator, WireLocator, check_positions, utf8_char_offset
+from reference_impl import link as ref_link
+from reference_impl.payload import messages
+from tests.harness.conftest import prefixed_link
+
+EXPECTED, LOCATOR = prefixed_link()
+
+
+def test_the_known_wire() -> None:
+    assert EXPECTED.spans == ((0, 17), (17, 39), (39, 48), (48, 67))
+    assert EXPECTED.wire[30:32] == "\u00e9".encode()
+    assert EXPECTED.wire[36:39] == "\u20ac".encode()
+
+
+@pytest.mark.parametrize(
+    ("position", "offset"),
+    [
+        (Position(offset=0), 0),
+        (Position(offset=5), 5),
+        (Position(offset=67), 67),  # the very end is a place
+        (Position(frame=1), 0),
+        (Position(frame=2), 17),
+        (Position(frame=4), 48),
+        (Position(frame=2, frame_offset=4), 21),
+        (Position(frame=2, frame_offset=21), 38),
+        (Position(frame=2, fraction=0.0), 17),
+        (Position(frame=2, fraction=0.5), 28),
+        (Position(frame=2, fraction=1.0), 39),
+        (Position(frame=3, fraction=0.5), 43),
+        (Position(utf8_char=1), 31),
+        (Position(utf8_char=2), 37),
+        (Position(utf8_char=2, char_byte=2), 38),
+        (Position(match="third"), 43),
+        (Position(match="h\u00e9llo"), 29),
+        (Position(match="first"), 4),
+    ],
+)
+def test_positions_resolve_to_exact_offsets(position: Position, offset: int) -> None:
+    assert LOCATOR.offset(position) == offset
+
+
+@pytest.mark.parametrize(
+    ("position", "message"),
+    [
+        (Position(offset=68), "offset: the stream has 67 bytes, not 68"),
+        (Position(frame=5), "frame: the stream has 4 frames, not 5"),
+        (Position(frame=2, frame_offset=22), "frame_offset: frame 2 has 22 bytes on the wire"),
+        (Position(utf8_char=3), "utf8_char: the stream has 2 multi-byte characters, not 3"),
+        (Position(utf8_char=1, char_byte=2), "char_byte: character 1 has 2 bytes"),
+        (Position(utf8_char=2, char_byte=3), "char_byte: character 2 has 3 bytes"),
+        (Position(match="nowhere"), "match: 'nowhere' does not occur in the stream"),
+        (Position(after_ms=5), "a time position (after_ms) has no byte offset"),
+    ],
+)
+def test_impossible_positions_say_why(position: Position, message: str) -> None:
+    with pytest.raises(PositionError) as caught:
+        LOCATOR.offset(position)
+    assert str(caught.value) == message
+
+
+def test_frame_spans_and_length_fields() -> None:
+    assert LOCATOR.frame_span(3) == (39, 48)
+    assert LOCATOR.length_field(1) == (0, 4)
+    assert LOCATOR.length_field(4) == (48, 4)
+    assert LOCATOR.stream_length == 67
+    with pytest.raises(PositionError, match=r"^frame: the stream has 4 frames, not 0$"):
+        LOCATOR.frame_span(0)
+
+
+def test_grpc_length_field_is_inside_the_http2_data_frame() -> None:
+    spec = ref_link.LinkSpec("grpc", "messages", messages=messages.MessagesSpec(texts=("ab", "cd")))
+    expected = ref_link.expected_wire(spec)
+    locator = WireLocator("grpc", expected, [b"ab", b"cd"])
+    start, _ = expected.spans[1]
+    offset, width = locator.length_field(2)
+    # A 9-byte HTTP/2 frame header, the compressed flag, then the u32 length.
+    assert (offset, width) == (start + 10, 4)
+    assert expected.wire[offset : offset + 4 + 2] == b"\x00\x00\x00\x02cd"
+
+
+def test_a_framing_without_length_prefix_has_no_length_field() -> None:
+    spec = ref_link.LinkSpec("ndjson", "messages", messages=messages.MessagesSpec(texts=("a",)))
+    locator = WireLocator("ndjson", ref_link.expected_wire(spec), [b"a"])
+    with pytest.raises(PositionError, match=r"^frame 1: framing ndjson has no length prefix$"):
+        locator.length_field(1)
+
+
+def test_a_length_prefix_byte_is_not_a_character() -> None:
+    # 197 bytes of payload: the prefix ends in 0xC5, a UTF-8 lead byte followed by "a".
+    text = "a" * 195 + "\u00e9"
+    spec = ref_link.LinkSpec(
+        "length-prefixed", "messages", messages=messages.MessagesSpec(texts=(text,))
+    )
+    expected = ref_link.expected_wire(spec)
+    assert expected.wire[:5] == b"\x00\x00\x00\xc5a"
+    locator = WireLocator("length-prefixed", expected, [text.encode()])
+    assert locator.offset(Position(utf8_char=1)) == 4 + 195 + 1
+
+
+@pytest.mark.parametrize(
+    ("wire", "k", "char_byte", "offset"),
+    [
+        ("x\u00e9".encode(), 1, 1, 2),
+        ("\U0001f680".encode(), 1, 3, 3),
+        ("\u00e9\u6f22".encode(), 2, 2, 4),
+        (b"\xe2\x82" + "\u00e9".encode(), 1, 1, 3),  # a character cut short is not counted
+    ],
+)
+def test_utf8_char_offset(wire: bytes, k: int, char_byte: int, offset: int) -> None:
+    assert utf8_char_offset(wire, k, char_byte) == offset
+
+
+def test_offsets_locator_places_byte_offsets_only() -> None:
+    locator = OffsetsLocator()
+    assert locator.offset(Position(offset=12)) == 12
+    with pytest.raises(PositionError, match=r"^without the link's expected wire"):
+        locator.offset(Position(frame=1))
+    with pytest.raises(PositionError, match=r"^frame positions need the link's expected wire$"):
+        locator.frame_span(1)
+    with pytest.raises(PositionError, match=r"^frame positions need the link's expected wire$"):
+        locator.length_field(1)
+
+
+@pytest.mark.parametrize(
+    ("faults", "problem"),
+    [
+        ((Kill(at=Position(frame=2)), Split(at=Position(after_ms=3))), ""),
+        (
+            (Split(at=Position(offset=1)), Kill(at=Position(frame=9))),
+            "faults[1].at: frame: the stream has 4 frames, not 9",
+        ),
+        ((DropFrame(frame=9),), "faults[0].frame: the stream has 4 frames, not 9"),
+        (
+            (ReorderFrames(frame=1, with_frame=7),),
+            "faults[0].with_frame: the stream has 4 frames, not 7",
+        ),
+        (
+            (BogusLength(frame=2, length=2**40),),
+            "faults[0].length: 1099511627776 does not fit a 4-byte length prefix",
+        ),
+        ((BogusLength(frame=5, length=1),), "faults[0].frame: the stream has 4 frames, not 5"),
+        (
+            (Kill(at=Position(match="x"), direction="upstream"),),
+            "faults[0].at: without the link's expected wire (upstream, or your own producer) "
+            "only offset and after_ms positions can be placed",
+        ),
+        ((Kill(at=Position(offset=3), direction="upstream"),), ""),
+    ],
+)
+def test_check_positions_names_the_first_fault_that_cannot_be_placed(
+    faults: tuple[Fault, ...], problem: str
+) -> None:
+    assert check_positions(faults, LOCATOR) == problem
+
+
+def test_check_positions_without_an_expected_wire() -> None:
+    faults = (Kill(at=Position(offset=10**9)), DropFrame(frame=1))
+    assert check_positions(faults, OffsetsLocator()) == (
+        "faults[1].frame: frame positions need the link's expected wire"
+    )

@@ -1,0 +1,339 @@
+"""``run_case`` end to end on loopback: the reference link, users' consumer programs, replays.
+
+Each case is written as YAML, loaded and expanded like a scenario file, and run for real:
+producer, proxy and consumer in one nursery. Consumer programs are this interpreter running
+``tearline consume``, a one-liner, or ``programs/accept_all.py``.
+"""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+
+import pytest
+
+from harness.external import command_for
+from harness.runner import CaseResult, link_spec, run_case
+from harness.scenario import Case, ScenarioError
+from reference_impl import link as ref_link
+from tests.harness.conftest import PROGRAMS, PYTHON, fault_facts, one_case
+
+ENVELOPE_SSE = "{framing: sse, payload: envelope, envelope: {records: 20, chunk_records: 5}}"
+ENVELOPE_LP = (
+    "{framing: length-prefixed, payload: envelope, envelope: {records: 20, chunk_records: 5}}"
+)
+TRUNCATED = "ERR_ZPARQL_STREAM_TRUNCATED"
+
+
+def scenario(
+    link: str,
+    expect: str,
+    *,
+    faults: str = "[]",
+    command: list[str] | None = None,
+    extra: str = "",
+) -> Case:
+    """One case: ``link`` (a YAML flow mapping), with a consumer ``command`` if given."""
+    if command is not None:  # JSON is YAML: the argv goes in as a flow sequence
+        link = link.removesuffix("}") + f", consumer: {{command: {json.dumps(command)}}}}}"
+    text = (
+        "name: t\n"
+        "description: a runner test\n"
+        f"link: {link}\n"
+        f"faults: {faults}\n"
+        f"expect: {expect}\n"
+        f"{extra}"
+    )
+    return one_case(text)
+
+
+def wire_offset(case: Case, frame: int, fraction: float) -> int:
+    """Where ``frame`` at ``fraction`` falls on the case's expected wire."""
+    spec = link_spec(case.scenario.link)
+    expected = ref_link.expected_wire(spec)
+    start, end = expected.spans[frame - 1]
+    return start + int(fraction * (end - start))
+
+
+def payload_end(case: Case) -> int:
+    return ref_link.expected_wire(link_spec(case.scenario.link)).spans[-1][1]
+
+
+async def test_clean_envelope_passes() -> None:
+    case = scenario(ENVELOPE_SSE, "{verdict: RESULT_VERIFIED, complete: true}")
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "pass",
+        "RESULT_VERIFIED, complete=True, 6 accepted",  # header, 4 chunks, trailer
+    )
+    assert result.report is not None
+    assert result.report.error_code is None
+    assert result.timeline.faults == []
+    size = len(ref_link.expected_wire(link_spec(case.scenario.link)).wire)
+    down = result.timeline.end_of(1, "downstream")
+    assert down is not None
+    assert (down.written, down.read) == (size, size)
+    # Either leg may end first: the consumer closes once it has seen the explicit end.
+    assert sorted((e.direction, e.how) for e in result.timeline.ends) == [
+        ("downstream", "eof"),
+        ("upstream", "eof"),
+    ]
+
+
+async def test_rst_in_the_middle_of_a_chunk_fails_closed() -> None:
+    case = scenario(
+        ENVELOPE_SSE,
+        f"{{verdict: {TRUNCATED}, complete: false}}",
+        faults="[{kind: kill, how: rst, at: {frame: 3, fraction: 0.5}}]",
+    )
+    cut = wire_offset(case, 3, 0.5)
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "pass",
+        "ERR_ZPARQL_STREAM_TRUNCATED, complete=False, 2 accepted",
+    )
+    assert result.report is not None
+    assert result.report.error_code == TRUNCATED
+    assert fault_facts(result.timeline) == [(1, "downstream", "kill", cut, "rst")]
+    (end,) = result.timeline.ends
+    assert (end.how, end.written) == ("rst", cut)
+
+
+async def test_a_position_that_does_not_exist_is_an_error() -> None:
+    case = scenario(
+        ENVELOPE_SSE,
+        "{verdict: RESULT_VERIFIED}",
+        faults="[{kind: kill, at: {frame: 99}}]",
+    )
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "error",
+        "faults[0].at: frame: the stream has 6 frames, not 99",
+    )
+    assert result.checks == ()
+    assert result.report is None
+
+
+async def test_a_frame_that_does_not_exist_is_an_error_before_anything_runs() -> None:
+    case = scenario(
+        ENVELOPE_SSE,
+        "{verdict: RESULT_VERIFIED}",
+        faults="[{kind: kill, at: {offset: 3}}, {kind: drop_frame, frame: 7}]",
+    )
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "error",
+        "faults[1].frame: the stream has 6 frames, not 7",
+    )
+    assert result.timeline.ends == []
+
+
+async def test_a_length_fault_on_a_framing_without_lengths_is_an_error() -> None:
+    case = scenario(
+        ENVELOPE_SSE,
+        "{verdict: RESULT_VERIFIED}",
+        faults="[{kind: bogus_length, frame: 2, length: 5}]",
+    )
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "error",
+        "faults[0].frame: frame 2: framing sse has no length prefix",
+    )
+
+
+async def test_a_hung_consumer_program_is_no_verdict_at_the_deadline() -> None:
+    case = scenario(
+        ENVELOPE_SSE,
+        "{verdict: RESULT_VERIFIED}",
+        command=[PYTHON, "-c", "import time; time.sleep(60)"],
+        extra="deadline_ms: 1500\n",
+    )
+    started = time.monotonic()
+    result = await run_case(case)
+    elapsed = time.monotonic() - started
+    assert (result.outcome, result.diagnosis) == (
+        "no_verdict",
+        "I4: no verdict: no verdict within the case deadline (1500 ms)",
+    )
+    assert 1.5 <= elapsed < 2.5  # killed at the deadline, not waited for
+
+
+async def test_a_crashing_consumer_program_is_no_verdict_with_its_exit_status() -> None:
+    crash = "import sys; print('partial output', file=sys.stderr); sys.exit(3)"
+    case = scenario(ENVELOPE_SSE, "{verdict: RESULT_VERIFIED}", command=[PYTHON, "-c", crash])
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "no_verdict",
+        "I4: no verdict: consumer exited 3 without a report; stderr: 'partial output'",
+    )
+
+
+async def test_a_consumer_printing_garbage_is_no_verdict_invalid_report() -> None:
+    case = scenario(
+        ENVELOPE_SSE, "{verdict: RESULT_VERIFIED}", command=[PYTHON, "-c", "print('hello')"]
+    )
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "no_verdict",
+        "I4: no verdict: consumer exited 0 with an invalid report "
+        "(not JSON: Expecting value: line 1 column 1 (char 0))",
+    )
+
+
+def test_only_the_known_placeholders_are_replaced() -> None:
+    command = ["prog", "{host}:{port}", "--as={framing}/{payload}", '{"x": 1}', "{other}", "{"]
+    case = scenario(ENVELOPE_SSE, "{verdict: RESULT_VERIFIED}", command=command)
+    argv, env = command_for(case.scenario.link, "127.0.0.1", 4321)
+    assert argv == ["prog", "127.0.0.1:4321", "--as=sse/envelope", '{"x": 1}', "{other}", "{"]
+    assert (env["TEARLINE_HOST"], env["TEARLINE_PORT"], env["TEARLINE_FRAMING"]) == (
+        "127.0.0.1",
+        "4321",
+        "sse",
+    )
+    assert (env["TEARLINE_PAYLOAD"], env["TEARLINE_INCOMPLETE_MESSAGE_TIMEOUT_MS"]) == (
+        "envelope",
+        "1000",
+    )
+
+
+@pytest.mark.parametrize(
+    ("accepted", "why"),
+    [
+        ("5", "'int' object is not iterable"),
+        (
+            "[{'sha256': 'ab', 'size': 2, 'connection': '1'}]",
+            "accepted[0]: sha256 must be a string, size and connection (>= 1) integers",
+        ),
+        (
+            "[{'sha256': 'ab', 'size': 2, 'connection': 0}]",
+            "accepted[0]: sha256 must be a string, size and connection (>= 1) integers",
+        ),
+    ],
+)
+async def test_a_report_of_the_wrong_shape_is_an_invalid_report(accepted: str, why: str) -> None:
+    report = f"{{'verdict': 'X', 'complete': True, 'accepted': {accepted}}}"
+    shape = f"import json; print(json.dumps({report}))"
+    case = scenario(ENVELOPE_SSE, "{verdict: RESULT_VERIFIED}", command=[PYTHON, "-c", shape])
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "no_verdict",
+        f"I4: no verdict: consumer exited 0 with an invalid report ({why})",
+    )
+
+
+TOO_SMALL = (
+    "{framing: length-prefixed, payload: messages, framing_options: {max_message_bytes: 10}}"
+)
+
+
+async def test_a_stream_the_reference_link_cannot_make_is_an_error() -> None:
+    result = await run_case(scenario(TOO_SMALL, "{complete: false}"))
+    assert result.outcome == "error"
+    assert result.diagnosis.startswith(
+        "link: the reference link cannot make this stream (FRAME_TOO_LARGE"
+    )
+
+
+def test_a_sweep_to_the_end_of_a_stream_that_cannot_be_made_is_a_scenario_mistake() -> None:
+    with pytest.raises(ScenarioError) as caught:
+        scenario(
+            TOO_SMALL,
+            "{complete: false}",
+            faults="[{kind: kill, at: {offset: 0}}]",
+            extra="sweep: {'faults[0].at.offset': {from: 0, to: end}}\n",
+        )
+    (issue,) = caught.value.issues
+    assert (issue.line, issue.key_path) == (6, "sweep")
+    assert "link: the reference link cannot make this stream (FRAME_TOO_LARGE" in issue.message
+
+
+async def test_a_correct_external_consumer_passes() -> None:
+    command = [
+        PYTHON,
+        "-m",
+        "harness.cli",
+        "consume",
+        "--framing",
+        "{framing}",
+        "--payload",
+        "{payload}",
+        "--records",
+        "20",
+        "--chunk-records",
+        "5",
+        "--connect",
+        "{host}:{port}",
+        "--json",
+    ]
+    case = scenario(
+        ENVELOPE_SSE,
+        f"{{verdict: {TRUNCATED}, complete: false}}",
+        faults="[{kind: kill, how: rst, at: {frame: 4, frame_offset: 10}}]",
+        command=command,
+    )
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "pass",
+        "ERR_ZPARQL_STREAM_TRUNCATED, complete=False, 3 accepted",
+    )
+    # The same program's report is judged with the producer's log: I1 was checked for real.
+    assert result.checks[0].ok is True
+
+
+async def test_a_consumer_that_calls_a_cut_stream_complete_violates_i2() -> None:
+    case = scenario(
+        ENVELOPE_LP,
+        f"{{verdict: {TRUNCATED}}}",
+        faults="[{kind: kill, how: rst, at: {frame: 3, fraction: 0.5}}]",
+        command=[PYTHON, str(PROGRAMS / "accept_all.py")],
+    )
+    cut, end = wire_offset(case, 3, 0.5), payload_end(case)
+    result = await run_case(case)
+    assert (result.outcome, result.diagnosis) == (
+        "violation",
+        f"I2: complete result although kill cut connection 1 at byte {cut} (payload ends at {end})",
+    )
+
+
+async def test_an_unreachable_producer_is_an_error() -> None:
+    case = scenario(
+        "{framing: length-prefixed, payload: messages, producer: {upstream: '127.0.0.1:1'}}",
+        "{complete: true}",
+    )
+    result = await run_case(case)
+    assert result.outcome == "error"
+    assert result.diagnosis.startswith("connection 1: upstream 127.0.0.1:1 unreachable: ")
+
+
+def _slices(result: CaseResult, direction: str = "downstream") -> list[int]:
+    return [
+        f.offset
+        for f in result.timeline.faults
+        if f.name == "slice" and f.direction == direction and f.offset is not None
+    ]
+
+
+async def test_a_seed_replays_the_same_random_faults() -> None:
+    # Random slices on both directions: each fault's draws must not depend on which direction
+    # trio happens to start first.
+    case = scenario(
+        "{framing: sse, payload: messages, messages: {count: 5, size_bytes: 64}}",
+        "{verdict: MESSAGE_COMPLETE, complete: true, accepted_messages: 5}",
+        faults="[{kind: slice, min_bytes: 20, max_bytes: 60},"
+        " {kind: slice, direction: upstream, min_bytes: 5, max_bytes: 30}]",
+    )
+    runs = [await run_case(case, seed) for seed in (7, 7, 7, 8)]
+    assert [(r.outcome, r.seed) for r in runs] == [("pass", 7)] * 3 + [("pass", 8)]
+    for direction in ("downstream", "upstream"):
+        first, *again, other = (_slices(r, direction) for r in runs)
+        assert again == [first, first]
+        assert other != first
+    # Every piece is 20-60 bytes, as declared, and the last cut is inside the stream.
+    cuts = [0, *_slices(runs[0])]
+    assert all(20 <= b - a <= 60 for a, b in itertools.pairwise(cuts))
+    assert cuts[-1] < len(ref_link.expected_wire(link_spec(case.scenario.link)).wire)
+    # The case's own seed (from its id) replays too.
+    mine, mine_again = await run_case(case), await run_case(case)
+    assert mine.seed == mine_again.seed == case.seed
+    assert _slices(mine) == _slices(mine_again)
