@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import trio
 
-from harness.runner import CaseResult, run_case
+from harness.runner import CaseResult, error_result, run_case
 from harness.scenario import Case
 
 IN_FLIGHT_PER_PROCESS = 8
@@ -27,7 +27,10 @@ async def _run_batch_async(cases: Sequence[Case], seed: int | None) -> list[Case
 
     async def one(index: int) -> None:
         async with limiter:
-            results[index] = await run_case(cases[index], seed)
+            try:
+                results[index] = await run_case(cases[index], seed)
+            except Exception as err:  # one case's bug must not lose the whole run
+                results[index] = error_result(cases[index], seed, f"harness bug: {err!r}")
 
     async with trio.open_nursery() as nursery:
         for index in range(len(cases)):

@@ -43,8 +43,12 @@ class Observation:
     producer_sent: tuple[tuple[str, ...], ...] | None = None
     producer_max_held: int | None = None
     channel_capacity: int = 2
-    #: downstream offset where the last payload message ends on the expected wire
+    #: downstream offset where the last content message is committed on the expected wire
     payload_end: int | None = None
+    #: how many leading messages of a stream carry its result (the rest only prove its end)
+    content_messages: int | None = None
+    #: the producer continues a stream across reconnects (check every connection's messages)
+    resumes: bool = False
     #: why there is no report ("hung past the deadline", "exit 3: ..."), or a harness error
     consumer_problem: str = ""
     harness_error: str = ""
@@ -112,17 +116,29 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
                 f"complete result although {record.name} cut connection "
                 f"{last} at byte {record.offset} (payload ends at {obs.payload_end})",
             )
-    if obs.producer_sent is not None and last <= len(obs.producer_sent):
-        accepted = {a.sha256 for a in report.accepted}
-        missing = [d for d in obs.producer_sent[last - 1] if d not in accepted]
-        if missing:
-            return Check(
-                "I2",
-                False,
-                f"complete result but {len(missing)} of "
-                f"{len(obs.producer_sent[last - 1])} sent messages never accepted",
-            )
+    needed = _needed_messages(obs, last)
+    accepted = {a.sha256 for a in report.accepted}
+    missing = [d for d in needed if d not in accepted]
+    if missing:
+        return Check(
+            "I2",
+            False,
+            f"complete result but {len(missing)} of {len(needed)} messages that carry the "
+            "result were never accepted",
+        )
     return Check("I2", True, "complete result, and the whole stream was delivered")
+
+
+def _needed_messages(obs: Observation, last: int) -> list[str]:
+    """Digests a complete result must include: the content messages of the last connection's
+    stream, or of the whole stream across connections when the producer resumes."""
+    if obs.producer_sent is None or last > len(obs.producer_sent):
+        return []
+    if obs.resumes:
+        sent = [d for conn in obs.producer_sent[:last] for d in conn]
+    else:
+        sent = list(obs.producer_sent[last - 1])
+    return sent if obs.content_messages is None else sent[: obs.content_messages]
 
 
 def check_bounded(obs: Observation) -> Check:

@@ -146,6 +146,33 @@ async def _consume(link: Link, spec: ref_link.LinkSpec, port: int, run: _Run) ->
     run.report, run.problem = await run_external_consumer(link, policy, LOOPBACK, port)
 
 
+def content_messages(spec: ref_link.LinkSpec) -> int:
+    """How many leading messages carry the result. A token stream's result is its tokens:
+    what follows the last token (finish frame, completion signal) proves the end but adds no
+    content, so a stream complete by its advertised length may lack it (seed 002 gate 2)."""
+    if spec.payload != "tokens":
+        return sum(1 for _ in ref_link.iter_payload(spec))
+    count = 0
+    tracker = tokens.TokenTracker(spec.tokens.profile)
+    for index, message in enumerate(ref_link.iter_payload(spec), start=1):
+        before = tracker.received_tokens
+        tracker.feed(message)
+        if tracker.received_tokens > before:
+            count = index
+    return count
+
+
+def payload_end(spec: ref_link.LinkSpec, expected: ref_link.ExpectedWire) -> int | None:
+    """Downstream offset at which the last content message is committed (handed on). An SSE
+    event is dispatched at its blank line; a chunked body's CRLF after it is transport."""
+    last = content_messages(spec)
+    if not last or last > len(expected.spans):
+        return None
+    end = expected.spans[last - 1][1]
+    chunked_sse = spec.framing == "sse" and spec.options.sse_body == "chunked"
+    return end - 2 if chunked_sse else end
+
+
 async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     """Run and judge one case; never raises for anything the case does."""
     started = time.monotonic()
@@ -183,7 +210,9 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         if external
         else max((c.max_held for c in producer.log.connections), default=0),
         channel_capacity=link.producer.channel_capacity_chunks,
-        payload_end=None if external or not expected.spans else expected.spans[-1][1],
+        payload_end=None if external else payload_end(spec, expected),
+        content_messages=None if external else content_messages(spec),
+        resumes=link.producer.mode == "continue",
         consumer_problem=run.problem,
         harness_error=harness_error,
     )
@@ -208,6 +237,32 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         timeline=timeline,
         wire_bytes=None if external else len(expected.wire),
         frames=() if external else expected.spans[:MAX_FRAMES],
+    )
+
+
+def error_result(case: Case, seed: int | None, message: str) -> CaseResult:
+    """The result of a case the harness itself failed to run (a bug, never the consumer's)."""
+    scenario, link = case.scenario, case.scenario.link
+    origin = scenario.origin
+    return CaseResult(
+        case_id=case.case_id,
+        scenario=scenario.name,
+        file=origin.file if origin else "",
+        line=origin.line if origin else 0,
+        seed=case.seed if seed is None else seed,
+        outcome="error",
+        diagnosis=message,
+        checks=(),
+        framing=link.framing,
+        payload=link.payload,
+        fault_kinds=tuple(f.kind for f in scenario.faults),
+        expected=_expected(scenario),
+        params=case.params,
+        duration_s=0.0,
+        report=None,
+        timeline=Timeline(),
+        wire_bytes=None,
+        frames=(),
     )
 
 

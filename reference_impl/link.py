@@ -8,12 +8,14 @@ bytes sit on the producer->consumer wire.
 from __future__ import annotations
 
 from collections.abc import Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from reference_impl.events import Message
 from reference_impl.framing import FramingOptions, make_client, make_server
 from reference_impl.framing.base import ClientCodec, ServerCodec
 from reference_impl.payload import envelope, messages, tokens
+
+UNLIMITED_MESSAGE_BYTES = 2**31
 
 
 @dataclass(frozen=True, slots=True)
@@ -81,7 +83,10 @@ def pump(client: ClientCodec, server: ServerCodec, wire: bytearray) -> None:
 def expected_wire(spec: LinkSpec) -> ExpectedWire:
     """Dry-run the link's codecs in memory (keeps the whole wire: meant for scenario-sized
     streams)."""
-    client = make_client(spec.framing, spec.options)
+    # The dry-run client only acknowledges: it must accept whatever the producer sends, even
+    # messages above the consumer's max_message_bytes (a scenario may send them on purpose).
+    options = replace(spec.options, max_message_bytes=UNLIMITED_MESSAGE_BYTES)
+    client = make_client(spec.framing, options)
     server = make_server(spec.framing, spec.options)
     request = client.initiate()
     server.receive_data(request)

@@ -61,6 +61,8 @@ class Conclusion:
     directive: str
     manifest_digest: str
     completion_receipt: str | None = None
+    #: the consumer hands the stream's messages on (False: a refused result, nothing handed on)
+    hands_on: bool = True
     length_hint: int | None = None
     recovery_predicate: str | None = None
 
@@ -152,6 +154,7 @@ class EnvelopeSide:
         return Conclusion(
             verdict=verdict,
             complete=failure is None,
+            hands_on=failure is None,
             error_code=verdict if failure else None,
             directive="HALT: " + failure.detail if failure else "PROCEED: envelope verified.",
             manifest_digest=framing.manifest_digest,
@@ -197,6 +200,8 @@ class TokensSide:
         return Conclusion(
             verdict=verdict.name,
             complete=complete,
+            # a token stream is handed on whole, or as a partial the policy accepts; else not
+            hands_on=complete or verdict is PartialStreamVerdict.PARTIAL_SAFE_BOUNDARY,
             error_code=_code(ending),
             directive=detail,
             manifest_digest=manifest.manifest_digest,

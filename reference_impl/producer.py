@@ -18,7 +18,6 @@ from dataclasses import dataclass, field
 
 import trio
 
-from reference_impl.errors import CodecError
 from reference_impl.events import Message
 from reference_impl.framing import make_server
 from reference_impl.framing.base import ServerCodec
@@ -168,13 +167,10 @@ class Producer:
                 await _send_stream(conn, self.config, self._start_index(conn.codec))
                 await conn.close_gracefully()
                 nursery.cancel_scope.cancel()
-        except* (
-            trio.BrokenResourceError,
-            trio.ClosedResourceError,
-            trio.TooSlowError,
-            CodecError,
-        ) as group:
-            # Errors inside a nursery arrive wrapped in (nested) exception groups.
+        except* Exception as group:
+            # One consumer's misbehaviour (a reset, a protocol violation its codec refuses, a
+            # close frame in mid-stream) ends its own connection, never the server. Errors
+            # inside a nursery arrive wrapped in (nested) exception groups.
             log.error = type(_first_leaf(group)).__name__
         finally:
             await stream.aclose()

@@ -87,12 +87,14 @@ class ConsumerSession:
         self._conn_reads = 0
         self._conn_bytes = 0
         self._raw = hashlib.sha256()  # bytes of the current connection (partial_stream_hash)
-        self._last_byte = 0.0
+        self._last_byte = 0.0  # any byte: the idle timer
+        self._last_message_byte = 0.0  # the last byte that advanced a message (seed 000 gate 3)
         self._last_id = ""
         self._error: CodecError | None = None
         self._stream_end: StreamEnd | None = None
         self._final: FramingManifest | None = None
         self._ending: Ending | None = None
+        self._cut_inside = False  # the connection ended inside a frame header (see _in_message)
 
     # -- connection lifecycle -------------------------------------------------------------
     def connect(self, now: float) -> bytes:
@@ -101,14 +103,19 @@ class ConsumerSession:
             raise RuntimeError("connect() before the previous connection ended")
         if self._ending is not None and not self.config.resume:
             self._side = make_side(self.config)
+            if self.config.payload != "messages":
+                # an abandoned envelope or token stream is never handed on: the restarted
+                # stream's result stands alone
+                self._accepted.clear()
         options = self.config.framing_options
         if self.config.resume and self._last_id:
             options = replace(options, resume_id=self._last_id)
         self._codec = make_client(self.config.framing, options)
         self._conn_reads = self._conn_bytes = 0
         self._raw = hashlib.sha256()
-        self._last_byte = now
+        self._last_byte = self._last_message_byte = now
         self._error, self._stream_end, self._final, self._ending = None, None, None, None
+        self._cut_inside = False
         return self._codec.initiate()
 
     @property
@@ -145,12 +152,9 @@ class ConsumerSession:
 
     def deadline(self) -> float:
         """When to stop waiting for the next byte."""
-        timeout = (
-            self.config.incomplete_message_timeout_s
-            if self._has_partial()
-            else self.config.idle_timeout_s
-        )
-        return self._last_byte + timeout
+        if self._has_partial():
+            return self._last_message_byte + self.config.incomplete_message_timeout_s
+        return self._last_byte + self.config.idle_timeout_s
 
     def receive(self, data: bytes, now: float) -> bytes:
         """Feed bytes read from the link; return bytes owed to the producer."""
@@ -159,6 +163,7 @@ class ConsumerSession:
         self._conn_bytes += len(data)
         self._raw.update(data)
         self._last_byte = now
+        progress_before = (len(self._accepted), len(codec.partial()))
         if self.config.unframed:
             self._fail(CodecError(ErrorCode.MALFORMED_FRAME, "unframed stream"), "error")
             return b""
@@ -168,6 +173,8 @@ class ConsumerSession:
             self._fail(err, "error")
             return b""
         self._handle(events)
+        if (len(self._accepted), len(codec.partial())) != progress_before:
+            self._last_message_byte = now  # bytes that advanced a message, not heartbeats
         return b"" if self.done else codec.data_to_send()
 
     def end_of_stream(self, how: str, now: float) -> None:
@@ -185,13 +192,25 @@ class ConsumerSession:
                 self._conclude("eof", None, now)
             return
         code = ErrorCode.CONNECTION_RESET if how == "rst" else ErrorCode.IDLE_TIMEOUT
-        self._fail(CodecError(code, how, at_boundary=not self._has_partial()), how, now)
+        self._cut_inside = self._eof_would_cut(codec)
+        self._fail(CodecError(code, how, at_boundary=not self._in_message(None)), how, now)
+
+    @staticmethod
+    def _eof_would_cut(codec: ClientCodec) -> bool:
+        """Would the codec call an end here a cut inside a message? (It knows about frame
+        headers cut short that ``partial()`` cannot show.) The connection is over, so spending
+        the codec on the question costs nothing; what it would still hand out is not taken."""
+        try:
+            codec.receive_eof()
+        except CodecError as err:
+            return err.code is ErrorCode.FRAME_TRUNCATED and not err.at_boundary
+        return False
 
     # -- pause and hand-over (seed 000 decision boundary 2 and 3) --------------------------
     def checkpoint(self) -> Checkpoint:
         codec = self._require_codec()
         buffer = codec.partial()
-        return Checkpoint(buffer, _sha256(buffer), self._last_byte, codec.expected_size())
+        return Checkpoint(buffer, _sha256(buffer), self._last_message_byte, codec.expected_size())
 
     def resume(self, checkpoint: Checkpoint, now: float) -> FramingManifest:
         """The successor's check before it continues the message in flight."""
@@ -246,13 +265,22 @@ class ConsumerSession:
         self._error = err
         self._conclude(end, err, self._last_byte if now is None else now)
 
+    def _in_message(self, err: CodecError | None) -> bool:
+        """A message was in flight when the connection ended: the codec holds part of one, or
+        said the stream stopped inside one (e.g. inside a WebSocket or HTTP/2 frame header,
+        before any payload byte)."""
+        cut_inside = self._cut_inside or (
+            err is not None and err.code is ErrorCode.FRAME_TRUNCATED and not err.at_boundary
+        )
+        return self._has_partial() or cut_inside
+
     def _conclude(self, end: str, err: CodecError | None, now: float) -> None:
         codec = self._require_codec()
         partial = codec.partial()
         state = StreamState(
             self._mode(),
-            _sha256(partial) if self._has_partial() else None,
-            self._last_byte,
+            _sha256(partial) if self._in_message(err) else None,
+            self._last_message_byte,
             codec.expected_size(),
         )
         # A closed or failed connection can never deliver the rest of a partial message.
@@ -266,7 +294,8 @@ class ConsumerSession:
         codec = self._require_codec()
         self._error = err
         self._final = manifest
-        self._ending = Ending(end, err, codec.partial(), self._stream_end, self._has_partial())
+        in_message = self._in_message(err)
+        self._ending = Ending(end, err, codec.partial(), self._stream_end, in_message)
         self._connections.append(
             ConnectionSummary(
                 end,
@@ -311,7 +340,8 @@ class ConsumerSession:
             complete=conclusion.complete,
             error_code=conclusion.error_code,
             framing_verdict=self._connections[-1].framing_verdict,
-            accepted=tuple(self._accepted),
+            # a payload that refused its stream hands nothing on (fail closed)
+            accepted=tuple(self._accepted) if conclusion.hands_on else (),
             connections=tuple(self._connections),
             reads=sum(c.reads for c in self._connections),
             recorded=recorded,

@@ -182,6 +182,13 @@ class Link:
     consumer: ConsumerConfig = ConsumerConfig()
 
     def __post_init__(self) -> None:
+        if self.producer.mode == "continue" and self.framing != "sse":
+            # The producer can only continue where the consumer stopped if the consumer can
+            # say where that was; of our framings only SSE has such a cursor (Last-Event-ID).
+            raise ValueError(
+                "producer.mode: continue needs a resume cursor, which only framing sse has "
+                f"(Last-Event-ID); use restart with {self.framing}"
+            )
         for name in ("messages", "envelope", "tokens"):
             if name != self.payload and getattr(self, name) is not None:
                 raise ValueError(

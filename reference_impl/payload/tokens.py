@@ -329,6 +329,12 @@ class TokenTracker:
         elif frame.kind == "signal":
             if frame.count is not None and frame.count != self._received:
                 raise _malformed(f"signal says {frame.count} tokens, got {self._received}")
+            # the producer advertised a length: a signal that arrives short of it is no proof
+            if self._expected is not None and self._received != self._expected:
+                raise _malformed(
+                    f"completion signal after {self._received} of the advertised "
+                    f"{self._expected} tokens"
+                )
             self._receipt = f"{self.profile}: {message.data.decode()}"
 
     def state(self, terminal_safe: bool) -> StreamState:

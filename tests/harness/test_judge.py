@@ -224,7 +224,7 @@ def test_violation_i2_complete_with_messages_missing() -> None:
     result = judge(EXPECT_VERIFIED, observe(report([M1, M2])))
     assert (result.outcome, result.diagnosis) == (
         "violation",
-        "I2: complete result but 1 of 3 sent messages never accepted",
+        "I2: complete result but 1 of 3 messages that carry the result were never accepted",
     )
 
 

@@ -202,13 +202,13 @@ def test_cut_inside_a_character_at_the_tail_is_mid_token() -> None:
     assert tracker.partial_stream_hash(tail) == hashlib.sha256(received + tail).hexdigest()
 
 
-def test_openai_signal_wins_over_a_short_count() -> None:
-    # A token dropped mid-stream, then [DONE]: the guard's gate 1 decides (seed 002 order).
+def test_a_signal_short_of_the_advertised_length_is_refused() -> None:
+    # A token dropped mid-stream, then [DONE]: the producer advertised 5 tokens, so a signal
+    # after 4 proves nothing; the tracker refuses the stream before the guard could say
+    # COMPLETE_EXPLICIT (seed 002's gate 1 would otherwise win over the length).
     frames = messages("openai", advertise_length=True)
     del frames[2]
-    tracker = track("openai", frames)
-    assert (tracker.received_tokens, tracker.expected_length) == (4, 5)
-    assert verdict(tracker, safe=True, accept=False) is V.COMPLETE_EXPLICIT
+    assert code_of("openai", frames) is ErrorCode.MALFORMED_PAYLOAD
 
 
 def test_generic_signal_count_catches_a_dropped_token() -> None:

@@ -48,9 +48,9 @@ def test_every_key_has_a_row_in_the_reference(cls: type) -> None:
     assert set(keys) - _documented_keys() == set()
 
 
-def test_there_is_one_complete_example_per_payload() -> None:
-    payloads = [re.search(r"payload: (\w+)", block)[1] for block in EXAMPLES]  # type: ignore[index]
-    assert sorted(payloads) == ["envelope", "messages", "tokens"]
+def test_every_payload_has_a_complete_example() -> None:
+    payloads = {re.search(r"payload: (\w+)", block)[1] for block in EXAMPLES}  # type: ignore[index]
+    assert {"envelope", "messages", "tokens"} <= payloads
 
 
 @pytest.mark.parametrize("text", EXAMPLES, ids=[b.split("\n", 1)[0] for b in EXAMPLES])

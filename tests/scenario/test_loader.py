@@ -41,7 +41,7 @@ link:
   framing_options: {max_message_bytes: 1024, sse_body: close, ws_text: false,
                     ws_fragment_bytes: 16}
   producer:
-    mode: continue
+    mode: restart
     channel_capacity_chunks: 3
     upstream: "localhost:9000"
   consumer:
@@ -94,7 +94,7 @@ def test_full_example_loads_into_exact_dataclasses() -> None:
                 max_message_bytes=1024, sse_body="close", ws_text=False, ws_fragment_bytes=16
             ),
             producer=ProducerConfig(
-                mode="continue", channel_capacity_chunks=3, upstream="localhost:9000"
+                mode="restart", channel_capacity_chunks=3, upstream="localhost:9000"
             ),
             consumer=ConsumerConfig(
                 incomplete_message_timeout_ms=250.0,

@@ -1,0 +1,153 @@
+"""``results.json``: the machine-readable record of every case of a run.
+
+The document's shape is ``results.schema.json`` beside this module (JSON Schema 2020-12), whose
+descriptions are the reference; ``docs/reports.md`` shows it with an example. ``version`` grows
+only when a key changes meaning or disappears: new keys may appear without a new version, so
+readers must ignore keys they do not know.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Mapping, Sequence
+from functools import cache
+from importlib import resources
+from typing import Any
+
+from harness.console import replay_command
+from harness.reports.summary import fault_family, observed_label, totals
+from harness.runner import CaseResult
+from harness.timeline import Timeline
+from reference_impl.report import ConsumerReport
+
+RESULTS_VERSION = 1
+SCHEMA_FILE = "results.schema.json"
+_PLAIN = (bool, int, float, str)
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class RunInfo:
+    """What a run was: the command, when it ran, how long it took."""
+
+    command: tuple[str, ...]
+    created: str  # UTC, ISO 8601 with a trailing Z
+    elapsed_s: float
+    pcap: str  # "failing" | "all" | "none"
+    tool_version: str
+
+
+@cache
+def schema() -> dict[str, Any]:
+    """The JSON Schema of ``results.json``."""
+    text = resources.files("harness.reports").joinpath(SCHEMA_FILE).read_text("utf-8")
+    loaded: dict[str, Any] = json.loads(text)
+    return loaded
+
+
+_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def flat(record: Any) -> dict[str, Any]:
+    """A dataclass of plain values as a dict (``dataclasses.asdict`` deep-copies every value,
+    which made it most of the cost of this file on a 1,000-case run)."""
+    names = _FIELDS.get(type(record))
+    if names is None:
+        names = _FIELDS[type(record)] = tuple(f.name for f in dataclasses.fields(record))
+    return {name: getattr(record, name) for name in names}
+
+
+def jsonable(value: object) -> Any:
+    """A sweep value as JSON: tuples become lists, config dataclasses become objects."""
+    if value is None or isinstance(value, _PLAIN):
+        return value
+    if isinstance(value, tuple | list):
+        return [jsonable(item) for item in value]
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {f.name: jsonable(getattr(value, f.name)) for f in dataclasses.fields(value)}
+    return str(value)
+
+
+def _observed(report: ConsumerReport | None) -> dict[str, Any] | None:
+    if report is None:
+        return None
+    return {
+        "verdict": report.verdict,
+        "complete": report.complete,
+        "error_code": report.error_code,
+        "framing_verdict": report.framing_verdict,
+        "directive": report.directive,
+        "accepted_messages": len(report.accepted),
+        "accepted_bytes": sum(a.size for a in report.accepted),
+        "reads": report.reads,
+        "detail": report.detail,
+        "connections": [flat(c) for c in report.connections],
+    }
+
+
+def _timeline(timeline: Timeline, wire_bytes: int | None) -> dict[str, Any]:
+    return {
+        "wire_bytes": wire_bytes,
+        "segments": [flat(s) for s in timeline.segments],
+        "segments_dropped": timeline.segments_dropped,
+        "faults": [flat(f) for f in timeline.faults],
+        "ends": [flat(e) for e in timeline.ends],
+        "legs": [
+            {
+                "connection": leg.connection,
+                "direction": leg.direction,
+                "written": leg.written,
+                "kept": len(leg.data),
+                "capped": leg.capped,
+            }
+            for leg in timeline.legs.values()
+        ],
+    }
+
+
+def case_record(result: CaseResult, pcap: str | None) -> dict[str, Any]:
+    """One entry of ``cases``; ``pcap`` is the capture's path relative to the report folder."""
+    return {
+        "id": result.case_id,
+        "scenario": result.scenario,
+        "file": result.file,
+        "line": result.line,
+        "seed": result.seed,
+        "outcome": result.outcome,
+        "diagnosis": result.diagnosis,
+        "replay": replay_command(result),
+        "framing": result.framing,
+        "payload": result.payload,
+        "fault_kinds": list(result.fault_kinds),
+        "fault_family": fault_family(result),
+        "params": {name: jsonable(value) for name, value in result.params},
+        "expected": result.expected,
+        "observed_label": observed_label(result),
+        "observed": _observed(result.report),
+        "checks": [flat(c) for c in result.checks],
+        "duration_s": round(result.duration_s, 6),
+        "timeline": _timeline(result.timeline, result.wire_bytes),
+        "pcap": pcap,
+    }
+
+
+def results_document(
+    results: Sequence[CaseResult], run: RunInfo, pcaps: Mapping[int, str]
+) -> dict[str, Any]:
+    """The whole document; ``pcaps`` maps a case's index in ``results`` to its capture."""
+    return {
+        "version": RESULTS_VERSION,
+        "tool": "tearline",
+        "tool_version": run.tool_version,
+        "created": run.created,
+        "command": list(run.command),
+        "elapsed_s": round(run.elapsed_s, 6),
+        "pcap": run.pcap,
+        "totals": totals(results),
+        "cases": [case_record(r, pcaps.get(i)) for i, r in enumerate(results)],
+    }
+
+
+def dumps(document: Mapping[str, Any]) -> str:
+    """Compact (the file is for programs; ``jq .`` pretty-prints it), and never NaN."""
+    return json.dumps(document, ensure_ascii=False, allow_nan=False, separators=(",", ":")) + "\n"
