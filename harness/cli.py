@@ -10,7 +10,13 @@ from dataclasses import asdict
 import trio
 
 from harness import proxy_command, scenario_commands
-from harness.linkargs import add_link_arguments, consumer_config, hostport, link_from_args
+from harness.linkargs import (
+    add_consumer_arguments,
+    add_link_arguments,
+    consumer_config,
+    hostport,
+    link_from_args,
+)
 from reference_impl.consumer import ConsumerPolicy, run_consumer
 from reference_impl.producer import Producer, ProducerConfig
 from reference_impl.report import ConsumerReport, to_json
@@ -52,7 +58,14 @@ async def _produce(args: argparse.Namespace) -> int:
 async def _consume(args: argparse.Namespace) -> int:
     link = link_from_args(args)
     host, port = args.connect
-    report = await run_consumer(host, port, ConsumerPolicy(consumer_config(link)))
+    config = consumer_config(
+        link,
+        args.incomplete_message_timeout_ms / 1000,
+        idle_timeout_s=args.idle_timeout_ms / 1000,
+        accept_partial_at_safe_boundary=args.accept_partial_at_safe_boundary == "true",
+    )
+    policy = ConsumerPolicy(config, max_reconnects=args.max_reconnects)
+    report = await run_consumer(host, port, policy)
     print(to_json(report) if args.json else _summary(report))
     return 0 if report.complete else 1
 
@@ -70,6 +83,7 @@ def build_parser() -> argparse.ArgumentParser:
     consume = sub.add_parser("consume", help="run the reference consumer against HOST:PORT")
     add_link_arguments(consume)
     consume.add_argument("--connect", type=hostport, required=True, metavar="HOST:PORT")
+    add_consumer_arguments(consume)
     consume.add_argument("--json", action="store_true")
     scenario_commands.add_parsers(sub)
     proxy_command.add_parser(sub)

@@ -34,6 +34,13 @@ def command_for(link: Link, host: str, port: int) -> tuple[list[str], dict[str, 
         "payload": link.payload,
         "profile": link.tokens.profile if link.tokens else "openai",
         "incomplete_message_timeout_ms": f"{link.consumer.incomplete_message_timeout_ms:g}",
+        "idle_timeout_ms": f"{link.consumer.idle_timeout_ms:g}",
+        "accept_partial_at_safe_boundary": str(
+            link.consumer.accept_partial_at_safe_boundary
+        ).lower(),
+        "max_reconnects": str(link.consumer.max_reconnects),
+        "max_message_bytes": str(link.framing_options.max_message_bytes),
+        "sse_body": link.framing_options.sse_body,
     }
     assert link.consumer.command is not None
     argv = [_substitute(arg, values) for arg in link.consumer.command]

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from reference_impl.framing import FRAMING_NAMES, FramingOptions
+from reference_impl.framing import DEFAULT_MAX_MESSAGE_BYTES, FRAMING_NAMES, FramingOptions
 from reference_impl.link import LinkSpec
 from reference_impl.payload import envelope, messages, tokens
 from reference_impl.session import ConsumerConfig
@@ -41,6 +41,7 @@ def add_link_arguments(parser: argparse.ArgumentParser) -> None:
         help="tokens payload: advertise the token count up front",
     )
     group.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
+    group.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
 
 
 def link_from_args(args: argparse.Namespace) -> LinkSpec:
@@ -54,15 +55,34 @@ def link_from_args(args: argparse.Namespace) -> LinkSpec:
             tokens.default_tokens(args.tokens, 0),
             advertise_length=args.advertise_length,
         ),
-        options=FramingOptions(sse_body=args.sse_body),
+        options=FramingOptions(sse_body=args.sse_body, max_message_bytes=args.max_message_bytes),
     )
 
 
-def consumer_config(link: LinkSpec, timeout_s: float = 1.0) -> ConsumerConfig:
+def add_consumer_arguments(parser: argparse.ArgumentParser) -> None:
+    """The consumer's own settings (``tearline consume``), as the contract passes them."""
+    group = parser.add_argument_group("consumer")
+    group.add_argument("--incomplete-message-timeout-ms", type=float, default=1000.0)
+    group.add_argument("--idle-timeout-ms", type=float, default=5000.0)
+    group.add_argument(
+        "--accept-partial-at-safe-boundary", choices=("true", "false"), default="false"
+    )
+    group.add_argument("--max-reconnects", type=int, default=0)
+
+
+def consumer_config(
+    link: LinkSpec,
+    timeout_s: float = 1.0,
+    *,
+    idle_timeout_s: float = 5.0,
+    accept_partial_at_safe_boundary: bool = False,
+) -> ConsumerConfig:
     return ConsumerConfig(
         framing=link.framing,
         payload=link.payload,
         token_profile=link.tokens.profile,
         framing_options=link.options,
         incomplete_message_timeout_s=timeout_s,
+        idle_timeout_s=idle_timeout_s,
+        accept_partial_at_safe_boundary=accept_partial_at_safe_boundary,
     )

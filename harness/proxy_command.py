@@ -2,18 +2,18 @@
 
 from __future__ import annotations
 
+# The proxy, the faults and the scenario loader are imported where used: `tearline consume`
+# (started once per case by consumer tests) should not pay for them.
 import argparse
 import sys
+from typing import TYPE_CHECKING
 
 import trio
 
-from harness.faults.base import Fault
+if TYPE_CHECKING:
+    from harness.faults.base import Fault
+
 from harness.linkargs import hostport
-from harness.locator import OffsetsLocator, check_positions
-from harness.proxy import Proxy, ProxyConfig
-from harness.scenario import ScenarioError
-from harness.scenario.loader import load_faults_file
-from harness.timeline import Timeline
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,6 +46,9 @@ def _log(note: str) -> None:
 
 
 async def _serve(args: argparse.Namespace, faults: tuple[Fault, ...]) -> str:
+    from harness.proxy import Proxy, ProxyConfig  # noqa: PLC0415 - see the imports above
+    from harness.timeline import Timeline  # noqa: PLC0415
+
     """Serve until ``--max-connections`` closed (or Ctrl-C); '' or why it could not listen."""
     timeline = Timeline()
     printed = 0
@@ -78,6 +81,10 @@ async def _serve(args: argparse.Namespace, faults: tuple[Fault, ...]) -> str:
 
 
 def proxy(args: argparse.Namespace) -> int:
+    from harness.locator import OffsetsLocator, check_positions  # noqa: PLC0415
+    from harness.scenario import ScenarioError  # noqa: PLC0415
+    from harness.scenario.loader import load_faults_file  # noqa: PLC0415
+
     faults: tuple[Fault, ...] = ()
     if args.faults:
         try:

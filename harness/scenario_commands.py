@@ -9,14 +9,16 @@ import sys
 import time
 from collections.abc import Sequence
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
-from rich.console import Console
-
-from harness.console import print_summary, progress_bar
-from harness.execute import run_all
-from harness.runner import stream_length
-from harness.scenario import Case, ScenarioError, expand, json_schema, load_paths
+from harness.scenario.errors import ScenarioError
 from harness.selection import SelectionError, matches
+
+if TYPE_CHECKING:
+    from harness.scenario import Case
+
+# The runner, the proxy and rich are imported where used, so that `tearline consume` (which
+# shares this parser) starts fast.
 
 EXIT_BAD_INPUT = 2
 
@@ -105,6 +107,9 @@ def _fail(message: str) -> int:
 
 def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
     """Load, validate and expand; raises ScenarioError / SelectionError."""
+    from harness.runner import stream_length  # noqa: PLC0415
+    from harness.scenario import expand, load_paths  # noqa: PLC0415
+
     cases = [case for s in load_paths(paths) for case in expand(s, stream_length)]
     return [case for case in cases if matches(select, case.case_id)] if select else cases
 
@@ -119,6 +124,11 @@ def targeted_cases(args: argparse.Namespace) -> list[Case]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from rich.console import Console  # noqa: PLC0415
+
+    from harness.console import print_summary, progress_bar  # noqa: PLC0415
+    from harness.execute import run_all  # noqa: PLC0415
+
     console = Console(stderr=False)
     try:
         cases = targeted_cases(args)
@@ -167,5 +177,7 @@ def list_cases(args: argparse.Namespace) -> int:
 
 
 def schema(args: argparse.Namespace) -> int:
+    from harness.scenario import json_schema  # noqa: PLC0415
+
     print(json.dumps(json_schema(), indent=2))
     return 0
