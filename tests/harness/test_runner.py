@@ -14,8 +14,8 @@ import time
 import pytest
 
 from harness.external import command_for
-from harness.runner import CaseResult, link_spec, run_case
-from harness.scenario import Case, ScenarioError
+from harness.runner import CaseResult, link_spec, run_case, stream_length
+from harness.scenario import Case, load_text
 from reference_impl import link as ref_link
 from tests.harness.conftest import PROGRAMS, PYTHON, fault_facts, one_case
 
@@ -227,25 +227,23 @@ TOO_SMALL = (
 )
 
 
-async def test_a_stream_the_reference_link_cannot_make_is_an_error() -> None:
-    result = await run_case(scenario(TOO_SMALL, "{complete: false}"))
-    assert result.outcome == "error"
-    assert result.diagnosis.startswith(
-        "link: the reference link cannot make this stream (FRAME_TOO_LARGE"
+async def test_a_message_over_the_consumers_cap_fails_explicitly() -> None:
+    # The producer sends what the scenario asks; only the consumer applies max_message_bytes.
+    expect = "{verdict: FRAME_TOO_LARGE, complete: false, accepted_messages: 0}"
+    result = await run_case(scenario(TOO_SMALL, expect))
+    assert (result.outcome, result.diagnosis) == (
+        "pass",
+        "DISCARD_AND_RESET, complete=False, 0 accepted",
     )
+    assert result.report is not None
+    assert result.report.error_code == "FRAME_TOO_LARGE"
 
 
-def test_a_sweep_to_the_end_of_a_stream_that_cannot_be_made_is_a_scenario_mistake() -> None:
-    with pytest.raises(ScenarioError) as caught:
-        scenario(
-            TOO_SMALL,
-            "{complete: false}",
-            faults="[{kind: kill, at: {offset: 0}}]",
-            extra="sweep: {'faults[0].at.offset': {from: 0, to: end}}\n",
-        )
-    (issue,) = caught.value.issues
-    assert (issue.line, issue.key_path) == (6, "sweep")
-    assert "link: the reference link cannot make this stream (FRAME_TOO_LARGE" in issue.message
+def test_the_stream_of_a_link_above_the_cap_still_has_a_length() -> None:
+    # `to: end` sweeps need the producer's stream, which the consumer's cap does not limit.
+    text = f"name: t\ndescription: d\nlink: {TOO_SMALL}\nexpect: {{complete: false}}\n"
+    (loaded,) = load_text(text)
+    assert stream_length(loaded) == 5 * (4 + 64)
 
 
 async def test_a_correct_external_consumer_passes() -> None:
