@@ -135,12 +135,17 @@ class Tally:
         recorded: Recorded | None = None,
     ) -> ConsumerReport:
         last = self.connections[-1].framing_verdict if self.connections else None
+        # Shared, correct behaviour (not a bug under test): an envelope or token stream that is
+        # refused hands nothing on, as the reference consumer does.
+        refused = os.environ.get("TEARLINE_PAYLOAD") in ("envelope", "tokens") and not (
+            complete or verdict == "PARTIAL_SAFE_BOUNDARY"
+        )
         return ConsumerReport(
             verdict=verdict,
             complete=complete,
             error_code=error_code,
             framing_verdict=last,
-            accepted=tuple(self.accepted),
+            accepted=() if refused else tuple(self.accepted),
             connections=tuple(self.connections),
             reads=sum(c.reads for c in self.connections),
             recorded=recorded or Recorded(),
