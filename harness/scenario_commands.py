@@ -37,9 +37,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run.add_argument("--seed", type=int, default=None, help="replay with this seed")
     run.add_argument(
         "--report",
+        nargs="?",
+        const="reports",
         default=None,
         metavar="DIR",
-        help="write index.html, junit.xml, results.json (and pcaps) here",
+        help="write index.html, junit.xml, results.json (and pcaps) in DIR (default: reports/)",
     )
     run.add_argument("--pcap", choices=("failing", "all", "none"), default="failing")
     add_target_arguments(run)
@@ -153,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
             elapsed_s=elapsed,
             command=["tearline", *sys.argv[1:]],
         )
-        console.print(f"reports: {written}")
+        console.print(f"reports: {written}", soft_wrap=True)
     return 0 if all(r.outcome == "pass" for r in results) else 1
 
 

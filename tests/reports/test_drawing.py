@@ -1,0 +1,117 @@
+"""The SVG drawings: well-formed, escaped, bounded in size, marks where they belong."""
+
+from __future__ import annotations
+
+import dataclasses
+import xml.etree.ElementTree as ET
+from collections.abc import Sequence
+
+import pytest
+
+from harness.reports.drawing import (
+    LANE_W,
+    LANE_X,
+    StripCell,
+    sweep_svg,
+    timeline_svg,
+    verdict_classes,
+)
+from harness.runner import CaseResult
+from harness.timeline import Timeline
+from tests.reports.conftest import by_name
+
+SVG = "{http://www.w3.org/2000/svg}"
+
+
+def parse(markup: str) -> ET.Element:
+    return ET.fromstring(markup)
+
+
+def rects(svg: ET.Element, cls: str) -> list[ET.Element]:
+    return [r for r in svg.iter(f"{SVG}rect") if r.get("class") == cls]
+
+
+def test_every_case_draws_well_formed_svg(results: Sequence[CaseResult]) -> None:
+    for result in results:
+        svg = parse(timeline_svg(result))
+        assert svg.tag == f"{SVG}svg"
+        assert svg.get("aria-label") in (
+            f"wire timeline of {result.case_id}",
+            "no connection reached the proxy",
+        )
+
+
+def test_a_cut_shows_the_fault_and_the_rst(results: Sequence[CaseResult]) -> None:
+    result = by_name(results, "rst-in-chunk")
+    svg = parse(timeline_svg(result))
+    offset, total = result.timeline.faults[0].offset, result.wire_bytes
+    assert offset is not None and total is not None
+    line = next(svg.iter(f"{SVG}line"))
+    assert float(line.get("x1", "")) == pytest.approx(LANE_X + LANE_W * offset / total, abs=0.06)
+    assert len(rects(svg, "end-rst")) == 1 and rects(svg, "end-fin") == []
+    assert len(rects(svg, "expected")) == 1
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    written = result.timeline.legs[(1, "downstream")].written
+    assert f"{written:,} B · RST" in texts
+    assert "kill" in texts
+
+
+def test_a_reconnect_draws_two_connections(results: Sequence[CaseResult]) -> None:
+    svg = parse(timeline_svg(by_name(results, "reconnect")))
+    texts = [t.text for t in svg.iter(f"{SVG}text")]
+    assert texts.count("connection 1") == texts.count("connection 2") == 1
+    assert len(rects(svg, "end-fin")) == 3  # FIN cut, then FIN after the full stream; EOF up
+
+
+def test_no_connection(results: Sequence[CaseResult]) -> None:
+    svg = parse(timeline_svg(by_name(results, "missing-frame")))
+    assert [t.text for t in svg.iter(f"{SVG}text")] == ["no connection reached the proxy"]
+
+
+def test_thousands_of_writes_stay_a_few_hundred_rects(results: Sequence[CaseResult]) -> None:
+    timeline = Timeline()
+    for i in range(20_000):
+        timeline.wrote(i / 1e5, 1, "downstream", b"x")
+    result = dataclasses.replace(results[0], timeline=timeline, wire_bytes=20_000, frames=())
+    svg = parse(timeline_svg(result))
+    writes = rects(svg, "seg-a") + rects(svg, "seg-b")
+    assert LANE_W - 2 <= len(writes) <= LANE_W + 1
+    titles = {r.findtext(f"{SVG}title") for r in writes}
+    assert "34 writes from byte 0" in titles or "35 writes from byte 0" in titles
+
+
+def test_text_is_escaped(results: Sequence[CaseResult]) -> None:
+    hostile = dataclasses.replace(results[0], case_id='x"><script>alert(1)</script>')
+    markup = str(timeline_svg(hostile))
+    assert "<script>" not in markup
+    assert parse(markup).get("aria-label") == 'wire timeline of x"><script>alert(1)</script>'
+
+
+def test_sweep_strip_links_each_case_in_order() -> None:
+    cells = [
+        StripCell("case-3", "offset=0", "A", "pass"),
+        StripCell("case-4", "offset=5", "B", "fail"),
+        StripCell("case-5", "offset=10", "A", "pass"),
+        StripCell("case-6", "offset=15", "-", "no_verdict"),
+    ]
+    assert verdict_classes(cells) == {"A": "v0", "B": "v1", "-": "v-none"}
+    svg = parse(sweep_svg(cells, "offset"))
+    links = list(svg.iter(f"{SVG}a"))
+    assert [a.get("href") for a in links] == ["#case-3", "#case-4", "#case-5", "#case-6"]
+    assert [a.findtext(f"{SVG}g/{SVG}title") for a in links][1] == "offset=5 → B (fail)"
+    assert [t.text for t in svg.iter(f"{SVG}text")] == ["offset=0 … offset=15"]
+    many = [StripCell(f"case-{i}", f"offset={i}", "A", "pass") for i in range(100)]
+    texts = [t.text for t in parse(sweep_svg(many, "offset")).iter(f"{SVG}text")]
+    assert texts == ["offset=0", "offset=99"]
+
+
+def test_a_fault_applied_thousands_of_times_stays_readable(results: Sequence[CaseResult]) -> None:
+    timeline = Timeline()
+    for i in range(5_000):
+        timeline.wrote(i / 1e5, 1, "downstream", b"x")
+        timeline.fault(i / 1e5, 1, "downstream", "slice", i, "1 B")
+    result = dataclasses.replace(results[0], timeline=timeline, wire_bytes=5_000, frames=())
+    svg = parse(timeline_svg(result))
+    markers = [g for g in svg.iter(f"{SVG}g") if g.get("class") == "fault"]
+    assert LANE_W - 2 <= len(markers) <= LANE_W + 1
+    assert [t.text for t in svg.iter(f"{SVG}text")].count("slice") == 1

@@ -1,0 +1,125 @@
+"""results.json: valid against its schema, the same facts as the results, documented."""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import jsonschema
+import pytest
+
+from harness.reports import results_json
+from harness.reports.results_json import RESULTS_VERSION, jsonable, schema
+from harness.runner import CaseResult
+from harness.scenario.model import Span
+from tests.reports.conftest import COMMAND, by_name
+
+DOCS = Path(__file__).parents[2] / "docs" / "reports.md"
+
+
+@pytest.fixture(scope="module")
+def document(report_dir: Path) -> dict[str, Any]:
+    loaded: dict[str, Any] = json.loads((report_dir / "results.json").read_text("utf-8"))
+    return loaded
+
+
+def test_document_validates_against_its_schema(document: dict[str, Any]) -> None:
+    jsonschema.Draft202012Validator.check_schema(schema())
+    jsonschema.Draft202012Validator(schema()).validate(document)
+
+
+def test_schema_rejects_a_broken_document(document: dict[str, Any]) -> None:
+    broken = json.loads(json.dumps(document))
+    broken["cases"][0]["outcome"] = "passed"
+    with pytest.raises(jsonschema.ValidationError):
+        jsonschema.Draft202012Validator(schema()).validate(broken)
+
+
+def test_run_facts(document: dict[str, Any]) -> None:
+    assert document["version"] == RESULTS_VERSION == 1
+    assert document["tool"] == "tearline"
+    assert document["command"] == list(COMMAND)
+    assert document["elapsed_s"] == 1.25
+    assert document["pcap"] == "all"
+    assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", document["created"])
+
+
+def test_totals_count_the_outcomes(document: dict[str, Any], results: Sequence[CaseResult]) -> None:
+    assert document["totals"] == {
+        "cases": 15,
+        "pass": 11,
+        "fail": 1,
+        "violation": 0,
+        "no_verdict": 1,
+        "inconclusive": 1,
+        "error": 1,
+    }
+    assert len(document["cases"]) == len(results) == 15
+
+
+def test_each_case_is_its_result(document: dict[str, Any], results: Sequence[CaseResult]) -> None:
+    for record, result in zip(document["cases"], results, strict=True):
+        assert record["id"] == result.case_id
+        assert record["seed"] == result.seed
+        assert record["outcome"] == result.outcome
+        assert record["diagnosis"] == result.diagnosis
+        assert [c["name"] for c in record["checks"]] == [c.name for c in result.checks]
+        assert len(record["timeline"]["segments"]) == len(result.timeline.segments)
+        # --pcap all: every case that reached the proxy (the harness error never did)
+        assert (record["pcap"] is None) == (result.outcome == "error")
+
+
+def test_a_failing_case_in_detail(document: dict[str, Any], results: Sequence[CaseResult]) -> None:
+    result = by_name(results, "wrong-expectation")
+    record = next(c for c in document["cases"] if c["id"] == result.case_id)
+    assert record["outcome"] == "fail"
+    assert record["expected"] == "COMPLETE_EXPLICIT"
+    assert record["observed"]["verdict"] == "PARTIAL_MID_TOKEN"
+    assert record["observed"]["complete"] is False
+    assert record["fault_kinds"] == ["kill"]
+    assert record["fault_family"] == "kill"
+    assert record["replay"] == (
+        f"tearline run {result.file} -k mixed::wrong-expectation --seed {result.seed}"
+    )
+    first_end = record["timeline"]["ends"][0]
+    assert (first_end["connection"], first_end["direction"], first_end["how"]) == (
+        1,
+        "downstream",
+        "fin",
+    )
+
+
+def test_sweep_params_and_missing_reports(document: dict[str, Any]) -> None:
+    sweep = [c for c in document["cases"] if c["scenario"] == "cut-sweep"]
+    assert [c["params"] for c in sweep] == [{"offset": o} for o in range(0, 150 * len(sweep), 150)]
+    hung = next(c for c in document["cases"] if c["scenario"] == "hung")
+    assert hung["observed"] is None and hung["observed_label"] == "-"
+
+
+def test_jsonable_sweep_values() -> None:
+    assert jsonable((1, "a", None, 2.5, True)) == [1, "a", None, 2.5, True]
+    assert jsonable(Span(0, "end", 3)) == {"start": 0, "stop": "end", "step": 3}
+    assert jsonable(b"x") == "b'x'"
+
+
+def test_every_schema_key_is_documented() -> None:
+    docs = DOCS.read_text("utf-8")
+    keys: set[str] = set()
+
+    def walk(node: Any) -> None:
+        if isinstance(node, dict):
+            keys.update(node.get("properties", {}))
+            for value in node.values():
+                walk(value)
+
+    walk(schema())
+    missing = sorted(key for key in keys if f"`{key}`" not in docs)
+    assert missing == []
+
+
+def test_dumps_refuses_nan() -> None:
+    with pytest.raises(ValueError):
+        results_json.dumps({"x": float("nan")})

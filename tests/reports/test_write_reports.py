@@ -1,0 +1,84 @@
+"""``tearline run --report DIR`` end to end, and the pcap modes."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import pytest
+
+from harness.cli import main
+from harness.reports import pcap_name, preload, write_pcaps, write_reports
+from harness.runner import CaseResult
+from tests.reports.conftest import MIXED
+
+
+def test_tearline_run_writes_every_report(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "reports"
+    code = main(["run", str(MIXED), "-k", "wrong-expectation or clean", "--report", str(out)])
+    assert code == 1
+    printed = capsys.readouterr().out
+    assert "reports:" in printed and str(out) in printed  # rich may wrap the line
+    assert sorted(p.name for p in out.iterdir()) == [
+        "index.html",
+        "junit.xml",
+        "pcaps",
+        "results.json",
+    ]
+    document = json.loads((out / "results.json").read_text("utf-8"))
+    assert [c["pcap"] for c in document["cases"]] == [
+        None,
+        "pcaps/0001-mixed-wrong-expectation.pcap",
+    ]
+    assert [p.name for p in (out / "pcaps").iterdir()] == ["0001-mixed-wrong-expectation.pcap"]
+    assert document["command"][0] == "tearline"  # then the process's argv: here pytest's
+
+
+def test_pcap_modes(results: Sequence[CaseResult], tmp_path: Path) -> None:
+    assert write_pcaps(results, tmp_path / "none", "none", 0.0) == {}
+    assert not (tmp_path / "none").exists()
+    failing = write_pcaps(results, tmp_path / "failing", "failing", 0.0)
+    # every case that did not pass and reached the proxy (the harness error did not)
+    assert sorted(failing) == [
+        i for i, r in enumerate(results) if r.outcome not in ("pass", "error")
+    ]
+    assert all((tmp_path / "failing" / name).is_file() for name in failing.values())
+    with pytest.raises(ValueError, match="pcap"):
+        write_pcaps(results, tmp_path, "some", 0.0)
+
+
+def test_pcap_names_are_safe_and_unique(results: Sequence[CaseResult]) -> None:
+    names = [pcap_name(i, r) for i, r in enumerate(results)]
+    assert len(set(names)) == len(names)
+    assert names[9] == "pcaps/0009-mixed-cut-sweep-offset=150.pcap"
+    assert all(n.count("/") == 1 and " " not in n and "[" not in n for n in names)
+
+
+def test_reports_into_an_existing_folder(results: Sequence[CaseResult], tmp_path: Path) -> None:
+    for _ in range(2):  # a second run overwrites the first one's files
+        written = write_reports(
+            results[:2], str(tmp_path), pcap="none", elapsed_s=0.1, command=["x"]
+        )
+    assert written == str(tmp_path)
+    assert json.loads((tmp_path / "results.json").read_text("utf-8"))["totals"]["cases"] == 2
+
+
+def test_a_report_that_cannot_be_written_raises(
+    results: Sequence[CaseResult], tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "results.json").mkdir()  # the child process cannot write the file
+    with pytest.raises(RuntimeError):
+        write_reports(results[:1], str(tmp_path), pcap="none", elapsed_s=0.1, command=["x"])
+    assert "IsADirectoryError" in capfd.readouterr().err
+    assert (tmp_path / "index.html").is_file()  # the page was still written
+
+
+def test_preload_imports_what_the_reports_need() -> None:
+    preload()
+    assert {"scapy.utils", "jinja2", "harness.reports.html", "harness.reports.junit"} <= set(
+        sys.modules
+    )
