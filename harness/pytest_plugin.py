@@ -71,7 +71,7 @@ class ScenarioFile(pytest.File):
     the whole session by default)."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from harness.runner import stream_length  # noqa: PLC0415 - heavy, only when needed
+        from harness.runner import frame_length, stream_length  # noqa: PLC0415 - heavy, only when needed
         from harness.scenario import ScenarioError, expand, load_file  # noqa: PLC0415
 
         try:
@@ -81,7 +81,7 @@ class ScenarioFile(pytest.File):
             return
         for scenario in scenarios:
             try:
-                cases = expand(scenario, stream_length)
+                cases = expand(scenario, stream_length, frame_length)
             except ScenarioError as err:
                 yield BrokenScenario.from_parent(self, name=scenario.name, problem=str(err))
                 continue

@@ -126,6 +126,15 @@ def stream_length(scenario: Scenario) -> int:
         raise ValueError(f"{CANNOT_MAKE} ({err})") from None
 
 
+def frame_length(scenario: Scenario, frame: int) -> int:
+    """Bytes that message ``frame`` (1-based) occupies on the scenario's wire; 0 if none."""
+    spans = ref_link.expected_wire(link_spec(scenario.link)).spans
+    if not 1 <= frame <= len(spans):
+        return 0
+    start, end = spans[frame - 1]
+    return end - start
+
+
 def _locators(spec: ref_link.LinkSpec) -> tuple[WireLocator, ref_link.ExpectedWire]:
     expected = ref_link.expected_wire(spec)
     datas = [m.data for m in ref_link.iter_payload(spec)]

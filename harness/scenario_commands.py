@@ -109,10 +109,10 @@ def _fail(message: str) -> int:
 
 def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
     """Load, validate and expand; raises ScenarioError / SelectionError."""
-    from harness.runner import stream_length  # noqa: PLC0415
+    from harness.runner import frame_length, stream_length  # noqa: PLC0415
     from harness.scenario import expand, load_paths  # noqa: PLC0415
 
-    cases = [case for s in load_paths(paths) for case in expand(s, stream_length)]
+    cases = [case for s in load_paths(paths) for case in expand(s, stream_length, frame_length)]
     return [case for case in cases if matches(select, case.case_id)] if select else cases
 
 

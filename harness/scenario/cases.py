@@ -40,7 +40,11 @@ class Case:
     params: tuple[tuple[str, object], ...] = ()
 
 
-def expand(scenario: Scenario, stream_length: Callable[[Scenario], int]) -> list[Case]:
+def expand(
+    scenario: Scenario,
+    stream_length: Callable[[Scenario], int],
+    frame_length: Callable[[Scenario, int], int] | None = None,
+) -> list[Case]:
     """The cases of ``scenario``, in sweep order.
 
     ``stream_length(s)`` is the length in bytes of the stream of ``s`` (the runner measures it
@@ -53,7 +57,7 @@ def expand(scenario: Scenario, stream_length: Callable[[Scenario], int]) -> list
     names = short_names(axes)
     prefix = f"{PurePath(scenario.origin.file).stem}::" if scenario.origin else ""
     problems: list[str] = []
-    layouts = _layouts(scenario, names, stream_length, problems)
+    layouts = _layouts(scenario, names, stream_length, problems, frame_length)
     total = sum(math.prod(len(choices) for choices in layout) for _, layout in layouts)
     if total > MAX_CASES:
         raise ScenarioError(
@@ -87,6 +91,7 @@ def _layouts(
     names: list[str],
     stream_length: Callable[[Scenario], int],
     problems: list[str],
+    frame_length: Callable[[Scenario, int], int] | None = None,
 ) -> list[tuple[Scenario, Layout]]:
     """One layout per combination of listed values (see ``_layout``)."""
     axes = scenario.sweep
@@ -98,7 +103,7 @@ def _layouts(
     layouts = []
     for combo in itertools.product(*listed):
         try:
-            layouts.append(_layout(scenario, combo, stream_length))
+            layouts.append(_layout(scenario, combo, stream_length, frame_length))
         except ValueError as err:
             problems.append(f"{_shown(names, axes, combo)}: {err}")
     return layouts
@@ -108,24 +113,48 @@ def _layout(
     scenario: Scenario,
     combo: Sequence[tuple[int, object]],
     stream_length: Callable[[Scenario], int],
+    frame_length: Callable[[Scenario, int], int] | None = None,
 ) -> tuple[Scenario, Layout]:
     """The scenario with the listed values of ``combo`` applied, and the values each axis takes
     with them (the one listed value, or the whole concrete range). ValueError when the values
     break a rule together, or a range turns out empty."""
     axes = scenario.sweep
     base = _apply_listed(scenario, axes, combo)
-    needs_end = any(isinstance(a.values, Span) and a.values.stop == "end" for a in axes)
-    end = stream_length(base) if needs_end else 0
+    stream_end: list[int] = []  # measured once, and only if an axis needs it
+
+    def end_of(axis: SweepAxis) -> int:
+        frame_end = _frame_end(base, axis, frame_length)
+        if frame_end is not None:
+            return frame_end
+        if not stream_end:
+            stream_end.append(stream_length(base))
+        return stream_end[0]
+
     layout: Layout = []
     for axis, pick in zip(axes, combo, strict=True):
         if not isinstance(axis.values, Span):
             layout.append([pick])
             continue
-        values = _range(base, axis, axis.values, end)
+        axis_end = end_of(axis) if axis.values.stop == "end" else 0
+        values = _range(base, axis, axis.values, axis_end)
         if not values:
-            raise ValueError(f"the range of {axis.path} is empty (`end` is {end})")
+            raise ValueError(f"the range of {axis.path} is empty (`end` is {axis_end})")
         layout.append(list(enumerate(values)))
     return dataclasses.replace(base, sweep=()), layout
+
+
+def _frame_end(
+    scenario: Scenario, axis: SweepAxis, frame_length: Callable[[Scenario, int], int] | None
+) -> int | None:
+    """For ``...at.frame_offset: {to: end}``, ``end`` is the wire length of that position's
+    frame (so the sweep visits every byte of one frame); None for any other axis."""
+    if frame_length is None or axis.parts[-1] != "frame_offset":
+        return None
+    position: object = scenario
+    for part in axis.parts[:-1]:  # the value at the path (``resolve`` gives its type)
+        position = position[part] if isinstance(part, int) else getattr(position, part)  # type: ignore[index]
+    frame = getattr(position, "frame", None)
+    return frame_length(scenario, frame) if isinstance(frame, int) else None
 
 
 def _shown(names: list[str], axes: Sequence[SweepAxis], combo: Sequence[tuple[int, object]]) -> str:

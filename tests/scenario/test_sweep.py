@@ -338,3 +338,23 @@ def test_a_range_that_ends_before_it_starts_fails_at_expansion() -> None:
     assert [issue.message for issue in caught.value.issues] == [
         "values framing=grpc: the range of faults[0].at.offset is empty (`end` is 3)"
     ]
+
+
+def test_to_end_on_a_frame_offset_is_the_length_of_that_frame() -> None:
+    """`faults[0].at.frame_offset: {from: 0, to: end}` visits every byte of the position's
+    frame: `end` comes from `frame_length(scenario, frame)`, not from the stream's length."""
+    text = CUT.replace("at: {offset: 0}", "at: {frame: 2, frame_offset: 0}")
+    [scenario] = load(text + "  faults[0].at.frame_offset: {from: 0, to: end}\n")
+    asked: list[int] = []
+
+    def frame_length(s: Scenario, frame: int) -> int:
+        asked.append(frame)
+        return 3
+
+    cases = expand(scenario, _never, frame_length)
+    assert asked == [2]
+    assert [c.case_id for c in cases] == [
+        "x::cut[frame_offset=0]",
+        "x::cut[frame_offset=1]",
+        "x::cut[frame_offset=2]",
+    ]
