@@ -78,13 +78,17 @@ def _should_pause(session: ConsumerSession, policy: ConsumerPolicy) -> bool:
     )
 
 
-async def _open(host: str, port: int, timeout_s: float) -> trio.SocketStream | None:
+async def _open(host: str, port: int, timeout_s: float) -> trio.SocketStream | OSError:
+    """A connected stream, or why there is none (a timeout is ``TimeoutError``)."""
     with trio.move_on_after(timeout_s):
         try:
             return await trio.open_tcp_stream(host, port)
-        except OSError:
-            return None
-    return None
+        except OSError as err:
+            # trio reports "all attempts failed", with each attempt's error as the cause
+            causes = getattr(err.__cause__, "exceptions", ())
+            reset = any(getattr(c, "errno", None) == errno.ECONNRESET for c in causes)
+            return ConnectionResetError(errno.ECONNRESET, str(err)) if reset else err
+    return TimeoutError(errno.ETIMEDOUT, f"no connection within {timeout_s:g} s")
 
 
 async def run_consumer(host: str, port: int, policy: ConsumerPolicy) -> ConsumerReport:
@@ -92,16 +96,23 @@ async def run_consumer(host: str, port: int, policy: ConsumerPolicy) -> Consumer
     session = ConsumerSession(policy.config)
     for attempt in range(policy.max_reconnects + 1):
         stream = await _open(host, port, policy.connect_timeout_s)
-        if stream is None:
-            if attempt == 0:
-                return session.failed_to_connect(
-                    CodecError(
-                        ErrorCode.CONNECT_FAILED, f"{host}:{port}: {errno.errorcode.get(111)}"
-                    )
-                )
-            break
-        if attempt > 0:
+        if attempt > 0 and not isinstance(stream, OSError):
             session.discard_on_reconnect()
+        if isinstance(stream, ConnectionResetError):
+            # The connection was made and reset before trio looked at it (a kill at byte 0
+            # races the connect): that is a reset link, not a failed connect.
+            if attempt > 0:
+                session.discard_on_reconnect()
+            session.connect(trio.current_time())
+            session.end_of_stream("rst", trio.current_time())
+            if not session.should_reconnect():
+                break
+            continue
+        if isinstance(stream, OSError):
+            if attempt == 0:
+                detail = f"{host}:{port}: {stream.strerror or stream}"
+                return session.failed_to_connect(CodecError(ErrorCode.CONNECT_FAILED, detail))
+            break
         async with stream:
             reset = await _send(stream, session.connect(trio.current_time()))
             await _read_connection(session, stream, policy, reset)

@@ -7,6 +7,7 @@ per connection, never its length), so a cut at offset k lands where the dry run 
 
 from __future__ import annotations
 
+import errno
 import hashlib
 
 import pytest
@@ -240,3 +241,23 @@ async def test_silent_producer_times_out(framing: str) -> None:
     assert (report.verdict, report.complete, report.error_code) == (truncated, False, truncated)
     assert report.connections == (ConnectionSummary("timeout", CLEAN, "IDLE_TIMEOUT", 0, 0),)
     assert report.accepted == ()
+
+
+async def test_a_reset_that_wins_the_race_with_connect_is_a_reset_not_a_failed_connect(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # A kill at byte 0 can reset the connection before trio checks the connect's outcome; trio
+    # then reports "all attempts failed" with the ECONNRESET as the cause.
+    async def reset_during_connect(host: str, port: int) -> trio.SocketStream:
+        cause = ExceptionGroup("attempts", [ConnectionResetError(errno.ECONNRESET, "reset")])
+        raise OSError("all attempts to connect failed") from cause
+
+    monkeypatch.setattr(trio, "open_tcp_stream", reset_during_connect)
+    link = small_link("websocket", "envelope")
+    report = await run_consumer("127.0.0.1", 9, ConsumerPolicy(consumer_config(link)))
+    assert (report.verdict, report.error_code, report.complete) == (
+        "ERR_ZPARQL_STREAM_TRUNCATED",
+        "ERR_ZPARQL_STREAM_TRUNCATED",
+        False,
+    )
+    assert [c.error_code for c in report.connections] == ["CONNECTION_RESET"]
