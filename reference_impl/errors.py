@@ -11,7 +11,13 @@ The envelope codes keep the spelling of seed 001; the rest are ours.
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from enum import StrEnum
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from reference_impl.events import Event
 
 
 class ErrorCode(StrEnum):
@@ -44,3 +50,18 @@ class CodecError(Exception):
         self.code = code
         self.detail = detail
         self.at_boundary = at_boundary
+        #: whole events the failing call completed before the bad byte, in stream order: a
+        #: codec hands them on with the error, so what is delivered before an error does not
+        #: depend on how reads were split
+        self.events: list[Event] = []
+
+
+@contextmanager
+def carrying(events: Sequence[Event]) -> Iterator[None]:
+    """Attach ``events`` (completed at this level before the call inside) to a CodecError
+    raised inside, ahead of whatever the inner levels attached."""
+    try:
+        yield
+    except CodecError as err:
+        err.events[:0] = events
+        raise

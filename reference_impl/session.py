@@ -170,7 +170,10 @@ class ConsumerSession:
         try:
             events = codec.receive_data(data)
         except CodecError as err:
-            self._fail(err, "error")
+            # what the read completed before the bad byte is delivered, then the error decides
+            self._handle(err.events)
+            if not self.done:
+                self._fail(err, "error")
             return b""
         self._handle(events)
         if (len(self._accepted), len(codec.partial())) != progress_before:

@@ -54,7 +54,7 @@ from h2.events import Event as H2Event
 from h2.exceptions import H2Error
 from h2.settings import SettingCodes
 
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing.options import FramingOptions
 
@@ -162,7 +162,8 @@ class GrpcClient:
         for event in h2_events:
             if isinstance(event, DataReceived):
                 consumed += event.flow_controlled_length
-                events += self._reader.feed(event.data)
+                with carrying(events):
+                    events += self._reader.feed(event.data)
             elif isinstance(event, ResponseReceived):
                 headers = _header_map(event.headers)
                 _check_response(headers)
@@ -234,7 +235,7 @@ class _MessageReader:
         else:
             source = data  # common case: parse the DATA payload itself, skip one copy
         events: list[Event] = []
-        with memoryview(source) as view:
+        with memoryview(source) as view, carrying(events):
             consumed = self._split(view, events)
             if source is data:
                 buffer += view[consumed:]

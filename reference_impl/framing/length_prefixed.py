@@ -19,7 +19,7 @@ from __future__ import annotations
 import struct
 from typing import NoReturn
 
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Event, Message
 from reference_impl.framing.base import RawServer
 from reference_impl.framing.options import FramingOptions
@@ -58,7 +58,8 @@ class LengthPrefixedClient:
             source = data
         events: list[Event] = []
         with memoryview(source) as view:
-            consumed = self._split(view, events)
+            with carrying(events):
+                consumed = self._split(view, events)
             if source is data:
                 buffer += view[consumed:]
         if source is buffer:

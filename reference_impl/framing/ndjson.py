@@ -26,7 +26,7 @@ from __future__ import annotations
 
 from typing import NoReturn
 
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Event, Message
 from reference_impl.framing.base import RawServer
 from reference_impl.framing.options import FramingOptions
@@ -62,7 +62,8 @@ class NdjsonClient:
         else:
             block = data[:last_lf]
         events = self._lines(block)
-        self._extend_tail(memoryview(data)[last_lf + 1 :])
+        with carrying(events):
+            self._extend_tail(memoryview(data)[last_lf + 1 :])
         return events
 
     def receive_eof(self) -> list[Event]:
@@ -96,12 +97,17 @@ class NdjsonClient:
         return [Message(line) for line in lines if line]
 
     def _reject(self, lines: list[bytes]) -> NoReturn:
-        """Fail on the first bad line, as a byte-at-a-time feed would, whatever the reads."""
+        """Fail on the first bad line, as a byte-at-a-time feed would, whatever the reads;
+        the lines before it go with the error."""
+        good: list[Event] = []
         for line in lines:
-            if len(line) > self._max:
-                self._fail(ErrorCode.FRAME_TOO_LARGE, f"line above {self._max} bytes")
-            if not _is_utf8(line):
-                self._fail(ErrorCode.INVALID_UTF8, "line is not UTF-8")
+            with carrying(good):
+                if len(line) > self._max:
+                    self._fail(ErrorCode.FRAME_TOO_LARGE, f"line above {self._max} bytes")
+                if not _is_utf8(line):
+                    self._fail(ErrorCode.INVALID_UTF8, "line is not UTF-8")
+            if line:
+                good.append(Message(line))
         raise AssertionError("unreachable: no line broke a rule")
 
     def _extend_tail(self, piece: bytes | memoryview) -> None:

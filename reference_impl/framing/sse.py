@@ -34,7 +34,7 @@ from __future__ import annotations
 
 import h11
 
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing.options import FramingOptions
 from reference_impl.framing.sse_parser import EventStreamParser
@@ -159,7 +159,8 @@ class SseClient:
             if isinstance(event, h11.Response):
                 self._check_head(event)
             elif isinstance(event, h11.Data):
-                events += self._parser.feed(bytes(event.data))
+                with carrying(events):
+                    events += self._parser.feed(bytes(event.data))
             elif isinstance(event, h11.EndOfMessage):
                 events += self._end_of_body()
             elif (

@@ -40,7 +40,7 @@ when non-ASCII bytes occur) and split by C code; Python touches each line once, 
 
 from __future__ import annotations
 
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Message
 
 __all__ = ["BOM", "EventStreamParser"]
@@ -113,7 +113,8 @@ class EventStreamParser:
             block = data[start : last + 1]
         self._held_cr = last == len(data) - 1 and data[last] == _CR
         messages = self._lines(block)
-        self._grow_tail(data, last + 1)
+        with carrying(messages):
+            self._grow_tail(data, last + 1)
         return messages
 
     def _skip_bom(self, data: bytes) -> bytes:
@@ -139,7 +140,8 @@ class EventStreamParser:
         messages: list[Message] = []
         for raw in block.splitlines(keepends=True):
             line = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
-            message = self._line(line, raw, check_each)
+            with carrying(messages):
+                message = self._line(line, raw, check_each)
             if message is not None:
                 messages.append(message)
         return messages

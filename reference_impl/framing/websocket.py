@@ -49,7 +49,7 @@ from wsproto.frame_protocol import (
 from wsproto.handshake import H11Handshake
 from wsproto.utilities import ProtocolError
 
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing.options import FramingOptions
 
@@ -153,7 +153,8 @@ class WebSocketClient:
             if frame is None:
                 self._note_header(frames.header)
                 break
-            event = self._on_frame(frame, frames.header)
+            with carrying(events):
+                event = self._on_frame(frame, frames.header)
             if event is not None:
                 events.append(event)
         return events
