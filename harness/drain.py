@@ -137,6 +137,14 @@ def unacked(sock: trio.socket.SocketType) -> int:
     return int(struct.unpack("i", buf)[0])
 
 
+def _peer_on_loopback(sock: trio.socket.SocketType) -> bool:
+    try:
+        host = sock.getpeername()[0]
+    except OSError:
+        return True  # not connected any more: the peer closed
+    return isinstance(host, str) and (host.startswith("127.") or host == "::1")
+
+
 async def wait_drained(sock: trio.socket.SocketType, key: PeerKey | None, timeout_s: float) -> bool:
     """True once the peer read everything we sent; False on timeout or an unobservable peer
     (after a fixed fallback pause)."""
@@ -146,6 +154,10 @@ async def wait_drained(sock: trio.socket.SocketType, key: PeerKey | None, timeou
     with trio.move_on_after(timeout_s), diag_socket() as diag:
         while True:
             queued = peer_rx_queue(key, diag)
+            if queued is None and _peer_on_loopback(sock):
+                # The peer's socket is gone: it closed and will read nothing more, so nothing
+                # written after this boundary can be fused with what came before.
+                return True
             if queued is None:
                 await trio.sleep(FALLBACK_PAUSE_S)
                 return False

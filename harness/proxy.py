@@ -41,7 +41,7 @@ from harness.locator import OffsetsLocator, placement_problem
 from harness.timeline import Timeline
 
 READ_BYTES = 256 * 1024
-SPLIT_TIMEOUT_S = 2.0
+SPLIT_TIMEOUT_S = 5.0  # a loaded machine can keep a consumer process from reading for a while
 CHANNEL_ITEMS = 1
 
 LocatorFactory = Callable[[str, int], Locator]
