@@ -11,6 +11,7 @@ import socket
 
 import trio
 
+from harness.drain import proc_key, wait_drained
 from harness.faults import (
     BogusLength,
     Corrupt,
@@ -336,3 +337,19 @@ async def test_a_producer_reset_is_recorded_as_the_peers() -> None:
     assert (reads.data, reads.end) == (DATA, "rst")
     assert end_facts(proxy.timeline) == [(1, "downstream", "peer-rst", 200, 200)]
     assert proxy.timeline.faults == []
+
+
+async def test_a_boundary_toward_a_consumer_that_closed_counts_as_observed() -> None:
+    # Nothing written after the boundary can reach a closed consumer, so nothing can be fused;
+    # without this, a consumer that finished early made a declared split "unobserved" (I5).
+    listeners = await trio.open_tcp_listeners(0, host="127.0.0.1")
+    port = listeners[0].socket.getsockname()[1]
+    async with listeners[0]:
+        consumer = await trio.open_tcp_stream("127.0.0.1", port)
+        proxy_side = await listeners[0].accept()
+        key = proc_key(proxy_side.socket)
+        assert key is not None
+        await consumer.aclose()
+        with trio.fail_after(2):
+            assert await wait_drained(proxy_side.socket, key, timeout_s=1.0) is True
+        await proxy_side.aclose()
