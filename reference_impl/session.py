@@ -163,7 +163,7 @@ class ConsumerSession:
         self._conn_bytes += len(data)
         self._raw.update(data)
         self._last_byte = now
-        progress_before = (len(self._accepted), len(codec.partial()))
+        progress_before = self._progress(codec)
         if self.config.unframed:
             self._fail(CodecError(ErrorCode.MALFORMED_FRAME, "unframed stream"), "error")
             return b""
@@ -176,7 +176,7 @@ class ConsumerSession:
                 self._fail(err, "error")
             return b""
         self._handle(events)
-        if (len(self._accepted), len(codec.partial())) != progress_before:
+        if self._progress(codec) != progress_before:
             self._last_message_byte = now  # bytes that advanced a message, not heartbeats
         return b"" if self.done else codec.data_to_send()
 
@@ -197,6 +197,11 @@ class ConsumerSession:
         code = ErrorCode.CONNECTION_RESET if how == "rst" else ErrorCode.IDLE_TIMEOUT
         self._cut_inside = self._eof_would_cut(codec)
         self._fail(CodecError(code, how, at_boundary=not self._in_message(None)), how, now)
+
+    def _progress(self, codec: ClientCodec) -> tuple[int, int, bool]:
+        """What advances a message: one completed, its bytes grew, or one started (its size was
+        announced before any payload byte). A heartbeat changes none of these."""
+        return len(self._accepted), len(codec.partial()), self._has_partial()
 
     @staticmethod
     def _eof_would_cut(codec: ClientCodec) -> bool:

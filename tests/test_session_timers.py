@@ -1,0 +1,61 @@
+"""The consumer core's two timers: idle (any byte) and incomplete message (bytes of a message).
+
+Pure: times are passed in, no clock."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import pytest
+
+from reference_impl.events import Message
+from reference_impl.framing import FramingOptions
+from reference_impl.session import ConsumerConfig, ConsumerSession
+from tests.wire import bytewise, produce_wire
+
+KEY = b"dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's sample key
+
+
+@pytest.fixture(autouse=True)
+def _pinned_nonce() -> Iterator[None]:
+    """A fresh client must send the key the recorded 101 answer was made for."""
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr("wsproto.handshake.generate_nonce", lambda: KEY)
+        yield
+
+
+def test_a_message_that_starts_late_gets_the_whole_timeout() -> None:
+    # The 101 answer trickles in for 10 s (no message in flight: the idle timer runs); then a
+    # WebSocket frame header announces a message. Its timeout counts from that header, not
+    # from the connection's start: a slow handshake is not a stale message.
+    _, wire = produce_wire("websocket", [Message(b"hello")], end=False)
+    head_end = wire.index(b"\r\n\r\n") + 4
+    config = ConsumerConfig("websocket", incomplete_message_timeout_s=1.0, idle_timeout_s=30.0)
+    session = ConsumerSession(config)
+    session.connect(0.0)
+    for i, byte in enumerate(bytewise(wire[:head_end])):
+        session.receive(byte, 10.0 * (i + 1) / head_end)
+    assert session.deadline() == 40.0  # idle: 10 s + 30 s
+    session.receive(wire[head_end : head_end + 2], 10.0)  # the 2-byte frame header only
+    assert session.has_partial
+    assert session.deadline() == 11.0
+
+
+def test_heartbeats_do_not_keep_a_partial_message_alive() -> None:
+    # seed 000 gate 3 counts from the last byte *of the partial message*; a comment line inside
+    # the event (a heartbeat) is no byte of it (catalogue case 19).
+    options = FramingOptions(sse_body="close")
+    _, wire = produce_wire("sse", [Message(b"a\nb")], end=False, options=options)
+    cut = wire.index(b"data: a\n") + len(b"data: a\n")  # inside the event, at a line end
+    config = ConsumerConfig(
+        "sse", framing_options=options, incomplete_message_timeout_s=1.0, idle_timeout_s=30.0
+    )
+    session = ConsumerSession(config)
+    session.connect(0.0)
+    session.receive(wire[:cut], 2.0)
+    assert session.has_partial
+    assert session.deadline() == 3.0
+    session.receive(b": ping\n", 2.5)
+    assert session.deadline() == 3.0
+    session.receive(b"data: b\n", 2.7)  # a real byte of the event moves it
+    assert session.deadline() == 3.7
