@@ -192,7 +192,7 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     try:
         locator, expected = _locators(spec)
         cannot_make = ""
-    except CodecError as err:  # e.g. messages larger than max_message_bytes
+    except CodecError as err:  # the reference codecs refuse to make this link at all
         expected = ref_link.ExpectedWire(b"", b"", (), (0, 0))
         locator, cannot_make = WireLocator(spec.framing, expected, ()), f"{CANNOT_MAKE} ({err})"
     external = link.producer.upstream is not None

@@ -96,26 +96,23 @@ async def run_consumer(host: str, port: int, policy: ConsumerPolicy) -> Consumer
     session = ConsumerSession(policy.config)
     for attempt in range(policy.max_reconnects + 1):
         stream = await _open(host, port, policy.connect_timeout_s)
-        if attempt > 0 and not isinstance(stream, OSError):
-            session.discard_on_reconnect()
-        if isinstance(stream, ConnectionResetError):
-            # The connection was made and reset before trio looked at it (a kill at byte 0
-            # races the connect): that is a reset link, not a failed connect.
-            if attempt > 0:
-                session.discard_on_reconnect()
-            session.connect(trio.current_time())
-            session.end_of_stream("rst", trio.current_time())
-            if not session.should_reconnect():
-                break
-            continue
-        if isinstance(stream, OSError):
+        reset = isinstance(stream, ConnectionResetError)
+        if isinstance(stream, OSError) and not reset:
             if attempt == 0:
                 detail = f"{host}:{port}: {stream.strerror or stream}"
                 return session.failed_to_connect(CodecError(ErrorCode.CONNECT_FAILED, detail))
             break
-        async with stream:
-            reset = await _send(stream, session.connect(trio.current_time()))
-            await _read_connection(session, stream, policy, reset)
+        if attempt > 0:
+            session.discard_on_reconnect()
+        if isinstance(stream, trio.SocketStream):
+            async with stream:
+                refused = await _send(stream, session.connect(trio.current_time()))
+                await _read_connection(session, stream, policy, refused)
+        else:
+            # The connection was made and reset before trio looked at it (a kill at byte 0
+            # races the connect): that is a reset link, not a failed connect.
+            session.connect(trio.current_time())
+            session.end_of_stream("rst", trio.current_time())
         if not session.should_reconnect():
             break
     return session.report()
