@@ -159,26 +159,28 @@ class GrpcClient:
     def _on_h2_events(self, h2_events: list[H2Event]) -> list[Event]:
         events: list[Event] = []
         consumed = 0  # flow-controlled bytes read: one acknowledgement per read, not per frame
-        for event in h2_events:
-            if isinstance(event, DataReceived):
-                consumed += event.flow_controlled_length
-                with carrying(events):
+        with carrying(events):  # once per read: what completed before an error goes with it
+            for event in h2_events:
+                if isinstance(event, DataReceived):
+                    consumed += event.flow_controlled_length
                     events += self._reader.feed(event.data)
-            elif isinstance(event, ResponseReceived):
-                headers = _header_map(event.headers)
-                _check_response(headers)
-                if event.stream_ended is not None:  # Trailers-Only (catalogue 43)
-                    events.append(self._finish(headers))
-            elif isinstance(event, TrailersReceived):
-                events.append(self._finish(_header_map(event.headers)))
-            elif isinstance(event, StreamEnded):
-                raise self._cut("END_STREAM without trailers")
-            elif isinstance(event, StreamReset):
-                raise CodecError(ErrorCode.REMOTE_ERROR, f"RST_STREAM {_name(event.error_code)}")
-            elif isinstance(event, ConnectionTerminated) and event.error_code:
-                raise CodecError(ErrorCode.REMOTE_ERROR, f"GOAWAY {_name(event.error_code)}")
-            if self._ended:
-                break
+                elif isinstance(event, ResponseReceived):
+                    headers = _header_map(event.headers)
+                    _check_response(headers)
+                    if event.stream_ended is not None:  # Trailers-Only (catalogue 43)
+                        events.append(self._finish(headers))
+                elif isinstance(event, TrailersReceived):
+                    events.append(self._finish(_header_map(event.headers)))
+                elif isinstance(event, StreamEnded):
+                    raise self._cut("END_STREAM without trailers")
+                elif isinstance(event, StreamReset):
+                    raise CodecError(
+                        ErrorCode.REMOTE_ERROR, f"RST_STREAM {_name(event.error_code)}"
+                    )
+                elif isinstance(event, ConnectionTerminated) and event.error_code:
+                    raise CodecError(ErrorCode.REMOTE_ERROR, f"GOAWAY {_name(event.error_code)}")
+                if self._ended:
+                    break
         if consumed:
             self._h2.acknowledge_received_data(consumed, self._stream_id)
         return events

@@ -138,12 +138,12 @@ class EventStreamParser:
                 # stream order with the size checks, as a byte-at-a-time feed would.
                 check_each = True
         messages: list[Message] = []
-        for raw in block.splitlines(keepends=True):
-            line = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
-            with carrying(messages):
+        with carrying(messages):  # once per run of lines, not per line: this is the hot path
+            for raw in block.splitlines(keepends=True):
+                line = raw[:-2] if raw.endswith(b"\r\n") else raw[:-1]
                 message = self._line(line, raw, check_each)
-            if message is not None:
-                messages.append(message)
+                if message is not None:
+                    messages.append(message)
         return messages
 
     def _line(self, line: bytes, raw: bytes, check_utf8: bool) -> Message | None:

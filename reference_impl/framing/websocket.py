@@ -148,15 +148,15 @@ class WebSocketClient:
 
     def _read_frames(self, frames: FrameDecoder) -> list[Event]:
         events: list[Event] = []
-        while not self._closed:
-            frame = frames.process_buffer()
-            if frame is None:
-                self._note_header(frames.header)
-                break
-            with carrying(events):
+        with carrying(events):  # once per read, not per frame
+            while not self._closed:
+                frame = frames.process_buffer()
+                if frame is None:
+                    self._note_header(frames.header)
+                    break
                 event = self._on_frame(frame, frames.header)
-            if event is not None:
-                events.append(event)
+                if event is not None:
+                    events.append(event)
         return events
 
     def _note_header(self, header: Header | None) -> None:
