@@ -5,7 +5,7 @@ Run with ``python -m benchmarks.bench_reports``. The script writes a scenario fi
 ``tearline run --jobs 2`` does (the fastest kind of case there is, so the hardest ratio to meet).
 Then it times ``write_reports`` with pcaps of the failing cases only, cold, each time in a fresh
 process that has imported what a run has imported (so the first call pays for importing Jinja2
-and scapy, as a real run does), then again after ``harness.reports.preload()`` (as if it had
+and scapy, as a real run does), then again after ``harness.reports.writer.preload()`` (as if it had
 run in a thread during the cases). Times are the best of a few tries, because a shared machine
 only ever makes things slower. It prints the times, the ratios, each file's size and a warm
 breakdown per report. Goal (issue): reports add less than 10 % to the run time.
@@ -22,10 +22,11 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from harness.execute import run_all
-from harness.reports import html, junit, results_json, write_pcaps, write_reports
-from harness.runner import CaseResult
-from harness.scenario_commands import load_cases
+from harness.cli.scenario import load_cases
+from harness.judging.results import CaseResult
+from harness.reports import html, junit, results_json
+from harness.reports.writer import write_pcaps, write_reports
+from harness.running.execute import run_all
 
 GOAL = 0.10
 SCENARIOS = """\
@@ -70,7 +71,9 @@ def breakdown(results: Sequence[CaseResult], out: Path) -> list[tuple[str, float
         junit.junit_xml(results, pcaps=pcaps, elapsed_s=1.0, timestamp="x")
 
     def page() -> None:
-        html.render(results, pcaps=pcaps, created="x", command=["tearline"], elapsed_s=1.0)
+        html.render(
+            results, pcaps=pcaps, sources={}, created="x", command=["tearline"], elapsed_s=1.0
+        )
 
     return [
         ("pcaps (failing)", timed(pcap_files)),
@@ -82,14 +85,14 @@ def breakdown(results: Sequence[CaseResult], out: Path) -> list[tuple[str, float
 
 def cold_reports(pickled: Path, out: Path, *, preload: bool = False) -> float:
     """``write_reports`` timed in a fresh process (its unpickling of the results excluded);
-    with ``preload``, after ``harness.reports.preload()`` (as if it had run during the cases)."""
+    with ``preload``, after ``harness.reports.writer.preload()`` (as if it had run during the cases)."""
     code = (
         "import pickle, sys, time\n"
-        "import harness.execute, harness.runner, harness.scenario_commands\n"
+        "import harness.running.execute, harness.running.runner, harness.cli.scenario\n"
         f"results = pickle.loads(open({str(pickled)!r}, 'rb').read())\n"
-        + ("import harness.reports; harness.reports.preload()\n" if preload else "")
+        + ("import harness.reports.writer; harness.reports.writer.preload()\n" if preload else "")
         + "start = time.perf_counter()\n"
-        "from harness.reports import write_reports\n"
+        "from harness.reports.writer import write_reports\n"
         f"write_reports(results, {str(out)!r}, pcap='failing', elapsed_s=1.0, command=[])\n"
         "print(time.perf_counter() - start)\n"
     )

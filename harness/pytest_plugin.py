@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 
 if TYPE_CHECKING:
-    from harness.runner import CaseResult
+    from harness.judging.results import CaseResult
     from harness.scenario import Case
 
 SUFFIXES = (".yaml", ".yml")
@@ -71,7 +71,7 @@ class ScenarioFile(pytest.File):
     the whole session by default)."""
 
     def collect(self) -> Iterator[pytest.Item]:
-        from harness.runner import frame_length, stream_length  # noqa: PLC0415 - heavy, only when needed
+        from harness.link.reference import prepared_link  # noqa: PLC0415 - heavy, only when needed
         from harness.scenario import ScenarioError, expand, load_file  # noqa: PLC0415
 
         try:
@@ -81,7 +81,7 @@ class ScenarioFile(pytest.File):
             return
         for scenario in scenarios:
             try:
-                cases = expand(scenario, stream_length, frame_length)
+                cases = expand(scenario, prepared_link)
             except ScenarioError as err:
                 yield BrokenScenario.from_parent(self, name=scenario.name, problem=str(err))
                 continue
@@ -104,7 +104,7 @@ class ScenarioProblemError(Exception):
 
 def failure_text(result: CaseResult) -> str:
     """What a failing item shows: the diagnosis first (it becomes the summary line)."""
-    from harness.console import replay_command  # noqa: PLC0415
+    from harness.cli.console import replay_command  # noqa: PLC0415
     from harness.reports.summary import observed_label  # noqa: PLC0415
 
     lines = [
@@ -132,10 +132,10 @@ class CaseItem(pytest.Item):
     def runtest(self) -> None:
         import trio  # noqa: PLC0415
 
-        from harness.runner import run_case  # noqa: PLC0415
+        from harness.running.runner import run_case  # noqa: PLC0415
 
         result = trio.run(run_case, self.case)
-        if result.outcome != "pass":
+        if not result.passed:
             raise CaseFailedError(result)
 
     def repr_failure(

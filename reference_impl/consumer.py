@@ -10,27 +10,13 @@ pause are policies of this shell; every decision about bytes is the session's.
 from __future__ import annotations
 
 import errno
-from dataclasses import dataclass, field
-
 import trio
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.report import ConsumerReport
-from reference_impl.session import ConsumerConfig, ConsumerSession
+from reference_impl.session import ConsumerConfig, ConsumerPolicy, ConsumerSession
 
-
-@dataclass(frozen=True, slots=True)
-class ConsumerPolicy:
-    """What the shell does beyond decoding."""
-
-    config: ConsumerConfig
-    read_bytes: int = 65536
-    max_reconnects: int = 0
-    #: seed 000 pause: after this many messages, with a partial buffer, pause and hand over
-    pause_at_message: int | None = None
-    pause_ms: float = 0.0
-    connect_timeout_s: float = 5.0
-    extra: dict[str, str] = field(default_factory=dict)
+__all__ = ["ConsumerConfig", "ConsumerPolicy", "run_consumer"]
 
 
 async def _send(stream: trio.abc.Stream, data: bytes) -> bool:

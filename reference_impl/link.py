@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field, replace
 
+from reference_impl import defaults
 from reference_impl.events import Message
 from reference_impl.framing import FramingOptions, make_client, make_server
 from reference_impl.framing.base import ClientCodec, ServerCodec
@@ -22,12 +23,31 @@ UNLIMITED_MESSAGE_BYTES = 2**31
 class LinkSpec:
     framing: str = "length-prefixed"
     payload: str = "messages"  # messages | envelope | tokens
-    messages: messages.MessagesSpec = field(default_factory=messages.MessagesSpec)
-    envelope: envelope.EnvelopeSpec = field(default_factory=lambda: envelope.EnvelopeSpec(200))
+    messages: messages.MessagesSpec = field(
+        default_factory=lambda: messages.MessagesSpec(defaults.MESSAGE_COUNT, defaults.MESSAGE_BYTES)
+    )
+    envelope: envelope.EnvelopeSpec = field(
+        default_factory=lambda: envelope.EnvelopeSpec(
+            defaults.ENVELOPE_RECORDS, defaults.ENVELOPE_CHUNK_RECORDS
+        )
+    )
     tokens: tokens.TokenStreamSpec = field(
-        default_factory=lambda: tokens.TokenStreamSpec("generic", tokens.default_tokens(30, 0))
+        default_factory=lambda: tokens.TokenStreamSpec(
+            defaults.TOKEN_PROFILE, tokens.default_tokens(defaults.TOKEN_COUNT, 0)
+        )
     )
     options: FramingOptions = field(default_factory=FramingOptions)
+
+
+@dataclass(frozen=True, slots=True)
+class ProducerConfig:
+    """What the reference producer (``producer.py``) serves, and how."""
+
+    link: LinkSpec = field(default_factory=LinkSpec)
+    #: on a reconnect: restart the stream, or continue after what was already sent
+    resume: bool = False
+    #: C_cap of seed 001: messages the traversal may run ahead of the socket
+    channel_capacity: int = defaults.CHANNEL_CAPACITY_CHUNKS
 
 
 def iter_payload(spec: LinkSpec, start: int = 0) -> Iterator[Message]:
@@ -46,6 +66,22 @@ def iter_payload(spec: LinkSpec, start: int = 0) -> Iterator[Message]:
             continue
         sse = spec.framing == "sse"
         yield Message(message.data, message.kind, str(index + 1)) if sse else message
+
+
+def content_messages(spec: LinkSpec) -> int:
+    """How many leading messages carry the result. A token stream's result is its tokens:
+    what follows the last token (finish frame, completion signal) proves the end but adds no
+    content, so a stream complete by its advertised length may lack it (seed 002 gate 2)."""
+    if spec.payload != "tokens":
+        return sum(1 for _ in iter_payload(spec))
+    count = 0
+    tracker = tokens.TokenTracker(spec.tokens.profile)
+    for index, message in enumerate(iter_payload(spec), start=1):
+        before = tracker.received_tokens
+        tracker.feed(message)
+        if tracker.received_tokens > before:
+            count = index
+    return count
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,20 +21,13 @@ import trio
 from reference_impl.events import Message
 from reference_impl.framing import make_server
 from reference_impl.framing.base import ServerCodec
-from reference_impl.link import LinkSpec, iter_payload
+from reference_impl.link import ProducerConfig, iter_payload
+
+__all__ = ["ConnectionLog", "Producer", "ProducerConfig", "ProducerLog"]
 
 HANDSHAKE_TIMEOUT_S = 10.0
 DRAIN_TIMEOUT_S = 2.0
 READ_BYTES = 65536
-
-
-@dataclass(frozen=True, slots=True)
-class ProducerConfig:
-    link: LinkSpec = field(default_factory=LinkSpec)
-    #: on a reconnect: restart the stream, or continue after what was already sent
-    resume: bool = False
-    #: C_cap of seed 001: messages the traversal may run ahead of the socket
-    channel_capacity: int = 2
 
 
 @dataclass(slots=True)

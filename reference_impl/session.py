@@ -23,6 +23,7 @@ import hashlib
 import math
 from dataclasses import dataclass, field, replace
 
+from reference_impl import defaults
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing import FramingOptions, make_client
@@ -51,16 +52,30 @@ FRAMING_MODES = {
 class ConsumerConfig:
     framing: str
     payload: str = "messages"  # messages | envelope | tokens
-    token_profile: str = "generic"
+    token_profile: str = defaults.TOKEN_PROFILE
     framing_options: FramingOptions = field(default_factory=FramingOptions)
-    incomplete_message_timeout_s: float = 1.0
+    incomplete_message_timeout_s: float = defaults.INCOMPLETE_MESSAGE_TIMEOUT_S
     #: how long to wait at a message boundary for the next byte before calling the link dead
-    idle_timeout_s: float = 5.0
+    idle_timeout_s: float = defaults.IDLE_TIMEOUT_S
     accept_partial_at_safe_boundary: bool = False
     #: the producer continues a stream across reconnects (keep payload state) or restarts it
     resume: bool = False
     #: treat the link as unframed (seed 000 gate 1): the consumer refuses to parse it
     unframed: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class ConsumerPolicy:
+    """What the consumer's shell (``consumer.py``) does beyond decoding: how much it asks for
+    per read, how often it reconnects, and seed 000's pause."""
+
+    config: ConsumerConfig
+    read_bytes: int = defaults.READ_BYTES
+    max_reconnects: int = 0
+    #: seed 000 pause: after this many messages, with a partial buffer, pause and hand over
+    pause_at_message: int | None = None
+    pause_ms: float = 0.0
+    connect_timeout_s: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)

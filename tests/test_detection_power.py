@@ -29,10 +29,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.execute import run_all
-from harness.runner import CaseResult
+from harness.cli.scenario import load_cases, retarget
+from harness.judging.results import CaseResult
+from harness.running.execute import run_all
 from harness.scenario import Case
-from harness.scenario_commands import load_cases, retarget
 from tests.broken.catalogue import broken_consumers
 from tests.broken.selection import cases_for
 

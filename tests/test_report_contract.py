@@ -28,22 +28,27 @@ def test_the_documented_example_parses() -> None:
     report = from_json(json.dumps(json.loads(block.group(1))))
     assert report.verdict == "ERR_ZPARQL_STREAM_TRUNCATED"
     assert report.complete is False
-    assert report.accepted == (Accepted(
-        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", 4, 1),)
+    assert report.accepted == (
+        Accepted("9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08", 4, 1),
+    )
 
 
 def test_round_trip_is_exact() -> None:
     report = ConsumerReport(
-        verdict="RESULT_VERIFIED", complete=True, accepted=(Accepted.of(b"test", 2),),
+        verdict="RESULT_VERIFIED",
+        complete=True,
+        accepted=(Accepted.of(b"test", 2),),
         connections=(ConnectionSummary("stream-end", "MESSAGE_COMPLETE", None, 3, 99),),
-        reads=3, recorded=Recorded(message_boundary_delimiter="LF", expected_message_size=7),
+        reads=3,
+        recorded=Recorded(message_boundary_delimiter="LF", expected_message_size=7),
     )
     assert from_json(to_json(report)) == report
 
 
 def test_accepted_digest_is_sha256_of_the_bytes() -> None:
     assert Accepted.of(b"test").sha256 == (
-        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08")
+        "9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08"
+    )
 
 
 @pytest.mark.parametrize(

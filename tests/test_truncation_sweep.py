@@ -168,8 +168,10 @@ def test_every_cut_fails_closed(framing: str, payload: str, profile: str) -> Non
         for how, accept in variants:
             report = cut(link, wire, k, how, accept)
             accepted = [a.sha256 for a in report.accepted]
-            handed_on = payload == "messages" or report.complete or (
-                report.verdict == "PARTIAL_SAFE_BOUNDARY"
+            handed_on = (
+                payload == "messages"
+                or report.complete
+                or (report.verdict == "PARTIAL_SAFE_BOUNDARY")
             )
             if accepted != (sent[: where.committed(k)] if handed_on else []):
                 wrong.append((k, how, accept, f"accepted {len(accepted)} messages"))

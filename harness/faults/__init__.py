@@ -1,12 +1,12 @@
-"""The faults the tearline proxy injects, one module each (like toxiproxy's toxics).
+"""The faults the tearline proxy injects, one module each (like toxiproxy's toxics). Pure.
 
 ``FAULTS`` maps each scenario ``kind:`` to its class; ``build_fault(kind, **config)`` makes one,
-rejecting unknown and missing fields with a ValueError that names the field (value checks are
+rejecting unknown and missing fields with a ``FieldError`` that names the field (value checks are
 each class's ``__post_init__``). ``field_docs(cls)`` gives the user text of each field.
 
-Every fault is a frozen dataclass with a ``direction``, a ``connection`` and its own fields, and
-one ``async def pipe(rx, tx, ctx)`` (see ``base.py`` for the items and ``reader.py`` for the
-plumbing).
+Every fault is a frozen dataclass (``config.py``) with a ``direction``, a ``connection`` and its
+own fields, and makes a sans-IO stage for each connection it applies to (``stage.py``; the items
+that flow are in ``items.py``, positions in ``position.py``). The proxy drives the stages.
 """
 
 from __future__ import annotations
@@ -14,8 +14,10 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from harness.faults.base import BaseFault, Fault, field_docs
+from harness.config.docs import field_docs
+from harness.errors import FieldError
 from harness.faults.bogus_length import BogusLength
+from harness.faults.config import BaseFault, Fault
 from harness.faults.corrupt import Corrupt
 from harness.faults.drop_frame import DropFrame
 from harness.faults.duplicate_frame import DuplicateFrame
@@ -74,16 +76,18 @@ FAULTS: dict[str, type[BaseFault]] = {cls.kind: cls for cls in _CLASSES}
 
 
 def build_fault(kind: str, /, **config: Any) -> BaseFault:
-    """The fault ``kind`` configured with ``config``; ValueError naming the field at fault."""
+    """The fault ``kind`` configured with ``config``; ``FieldError`` naming the field at fault."""
     cls = FAULTS.get(kind)
     if cls is None:
-        raise ValueError(f"kind: unknown fault {kind!r}; expected one of {', '.join(FAULTS)}")
+        known = ", ".join(FAULTS)
+        raise FieldError(f"unknown fault {kind!r}; expected one of {known}", path=("kind",))
     fields = {f.name: f for f in dataclasses.fields(cls)}
     for name in config:
         if name not in fields:
-            raise ValueError(f"{name}: not a field of {kind} (fields: {', '.join(fields)})")
+            message = f"not a field of {kind} (fields: {', '.join(fields)})"
+            raise FieldError(message, path=(name,))
     for name, f in fields.items():
         no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
         if no_default and name not in config:
-            raise ValueError(f"{name}: required by {kind}")
+            raise FieldError(f"required by {kind}", path=(name,))
     return cls(**config)

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from harness.faults.base import BaseFault, ItemRx, ItemTx, LinkContext, check_range
-from harness.faults.reader import ItemReader, forward_all, rewrite_range
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_COUNT
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.corrupt import Rewrite, RewriteStage
+from harness.faults.stage import Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -21,29 +25,27 @@ class BogusLength(BaseFault):
     """
 
     kind: ClassVar[str] = "bogus_length"
-    frame: int
-    length: int
+    frame: Annotated[int, Ge(1), Le(MAX_COUNT)]
+    length: Annotated[int, Ge(0), Le(2**64 - 1)]
 
-    def _validate(self) -> None:
-        check_range("frame", self.frame, low=1)
-        check_range("length", self.length, low=0, high=2**64 - 1)
+    def stage(self, ctx: StageContext) -> Stage:
+        detail = f"frame {self.frame}: {self.length}"
+        return RewriteStage(ctx, self.kind, self._plan, lambda _changed: detail)
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            offset, width = ctx.locator.length_field(self.frame)
-            patch = encode_length(self.length, width)
-            reader = ItemReader(rx)
-            changed = await rewrite_range(
-                reader, tx, offset, offset + width, lambda p, _old: patch[p - offset]
-            )
-            if changed:
-                ctx.recorder.fault(self.kind, offset, f"frame {self.frame}: {self.length}")
-            await forward_all(reader, tx)
+    def _plan(self, ctx: StageContext) -> Rewrite | None:
+        field = ctx.locator.length_field(self.frame)
+        if field is None:
+            return None
+        offset, width = field
+        patch = encode_length(self.length, width)
+        return Rewrite(offset, offset + width, lambda p, _old: patch[p - offset])
 
 
 def encode_length(length: int, width: int) -> bytes:
-    """``length`` as ``width`` big-endian bytes; ValueError naming ``length`` if it does not fit."""
+    """``length`` as ``width`` big-endian bytes; FieldError on ``length`` if it does not fit."""
     try:
         return length.to_bytes(width, "big")
     except OverflowError:
-        raise ValueError(f"length: {length} does not fit a {width}-byte length prefix") from None
+        raise FieldError(
+            f"{length} does not fit a {width}-byte length prefix", path=("length",)
+        ) from None

@@ -2,19 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from harness.faults.base import (
-    BaseFault,
-    ItemRx,
-    ItemTx,
-    LinkContext,
-    Position,
-    check_position,
-    check_range,
-)
-from harness.faults.reader import ItemReader, forward_all, rewrite_range
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_BYTES
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.items import Chunk, Close, End, Item, rewrite_chunk
+from harness.faults.position import Position, require_bytes
+from harness.faults.ranged import RangedStage
+from harness.faults.stage import Stage, StageContext
+
+Byte = Annotated[int, Ge(0), Le(255)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -32,30 +33,76 @@ class Corrupt(BaseFault):
 
     kind: ClassVar[str] = "corrupt"
     at: Position
-    count_bytes: int = 1
-    mask: int = 0xFF
-    value: int | None = None
+    count_bytes: Annotated[int, Ge(1), Le(MAX_BYTES)] = 1
+    mask: Annotated[int, Ge(1), Le(255)] = 0xFF
+    value: Byte | None = None
 
     def _validate(self) -> None:
-        check_position(self.at, time_ok=False)
-        check_range("count_bytes", self.count_bytes, low=1)
-        check_range("mask", self.mask, low=1, high=255)
-        if self.value is not None:
-            check_range("value", self.value, low=0, high=255)
+        try:
+            require_bytes(self.at)
+        except FieldError as err:
+            raise err.within("at") from None
 
     def new_byte(self, _offset: int, old: int) -> int:
         """What the byte ``old`` becomes."""
         return self.value if self.value is not None else old ^ self.mask
 
-    def _how(self) -> str:
+    def how(self) -> str:
         return f"= 0x{self.value:02x}" if self.value is not None else f"^ 0x{self.mask:02x}"
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            reader = ItemReader(rx)
-            start = ctx.locator.offset(self.at)
-            end = start + self.count_bytes
-            changed = await rewrite_range(reader, tx, start, end, self.new_byte)
-            if changed:
-                ctx.recorder.fault(self.kind, start, f"{changed} bytes {self._how()}")
-            await forward_all(reader, tx)
+    def stage(self, ctx: StageContext) -> Stage:
+        return RewriteStage(ctx, self.kind, self._plan, lambda n: f"{n} bytes {self.how()}")
+
+    def _plan(self, ctx: StageContext) -> Rewrite | None:
+        start = ctx.locator.offset(self.at)
+        return None if start is None else Rewrite(start, start + self.count_bytes, self.new_byte)
+
+
+@dataclass(frozen=True, slots=True)
+class Rewrite:
+    """Bytes ``[start, end)`` of the stream, each ``p`` becoming ``byte_at(p, old)``."""
+
+    start: int
+    end: int
+    byte_at: Callable[[int, int], int]
+
+
+class RewriteStage(RangedStage):
+    """Rewrites the bytes of one range in place; chunks are not cut, so the consumer's reads
+    look exactly as without the fault. Recorded once the range has passed (or the stream
+    ended inside it)."""
+
+    def __init__(
+        self,
+        ctx: StageContext,
+        kind: str,
+        plan: Callable[[StageContext], Rewrite | None],
+        detail: Callable[[int], str],
+    ) -> None:
+        super().__init__(ctx)
+        self._kind, self._plan, self._detail = kind, plan, detail
+        self._rewrite: Rewrite | None = None
+        self._changed = 0
+        self._done = False
+
+    def resolve(self) -> tuple[int, int] | None:
+        self._rewrite = self._plan(self.ctx)
+        return None if self._rewrite is None else (self._rewrite.start, self._rewrite.end)
+
+    def take(self, item: Item, now: float, start: int, end: int) -> list[Item]:
+        if self._done:
+            return [item]
+        if isinstance(item, Chunk):
+            assert self._rewrite is not None
+            item, count = rewrite_chunk(item, start, end, self._rewrite.byte_at)
+            self._changed += count
+            if item.end >= end:
+                self._finish(start, now)
+        elif isinstance(item, Close | End):
+            self._finish(start, now)
+        return [item]
+
+    def _finish(self, start: int, now: float) -> None:
+        self._done = True
+        if self._changed:
+            self.ctx.recorder.fault(self._kind, start, self._detail(self._changed), now)

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from harness.faults.base import BaseFault, Chunk, ItemRx, ItemTx, LinkContext, check_range
-from harness.faults.reader import ItemReader, forward_all, forward_until
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_COUNT
+from harness.faults.config import BaseFault
+from harness.faults.items import Chunk, Close, End, Item, split_chunk
+from harness.faults.ranged import RangedStage
+from harness.faults.stage import Stage, StageContext
+
+Frame = Annotated[int, Ge(1), Le(MAX_COUNT)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -18,23 +24,39 @@ class DropFrame(BaseFault):
     """
 
     kind: ClassVar[str] = "drop_frame"
-    frame: int
+    frame: Frame
 
-    def _validate(self) -> None:
-        check_range("frame", self.frame, low=1)
+    def stage(self, ctx: StageContext) -> Stage:
+        return DropFrameStage(self, ctx)
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            start, end = ctx.locator.frame_span(self.frame)
-            reader = ItemReader(rx)
-            if await forward_until(reader, tx, start):
-                dropped = 0
-                while (item := await reader.next_before(end)) is not None:
-                    if isinstance(item, Chunk):
-                        dropped += len(item.data)
-                    else:
-                        await tx.send(item)  # heartbeats and closes are not the frame's
-                if dropped:
-                    detail = f"frame {self.frame}: {dropped} bytes dropped"
-                    ctx.recorder.fault(self.kind, start, detail)
-            await forward_all(reader, tx)
+
+class DropFrameStage(RangedStage):
+    """Bytes before the frame pass, its bytes are dropped, later bytes pass; heartbeats and
+    closes are not the frame's and pass too."""
+
+    def __init__(self, fault: DropFrame, ctx: StageContext) -> None:
+        super().__init__(ctx)
+        self.fault = fault
+        self._dropped = 0
+        self._done = False
+
+    def resolve(self) -> tuple[int, int] | None:
+        return self.ctx.locator.frame_span(self.fault.frame)
+
+    def take(self, item: Item, now: float, start: int, end: int) -> list[Item]:
+        if self._done or not isinstance(item, Chunk):
+            if isinstance(item, Close | End):
+                self._finish(start, now)
+            return [item]
+        head, rest = split_chunk(item, start)
+        middle, tail = split_chunk(rest, end) if rest is not None else (None, None)
+        self._dropped += len(middle.data) if middle is not None else 0
+        if tail is not None or (middle is not None and middle.end >= end):
+            self._finish(start, now)
+        return [part for part in (head, tail) if part is not None]
+
+    def _finish(self, start: int, now: float) -> None:
+        if not self._done and self._dropped:
+            detail = f"frame {self.fault.frame}: {self._dropped} bytes dropped"
+            self.ctx.recorder.fault(self.fault.kind, start, detail, now)
+        self._done = True

@@ -5,8 +5,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.faults.base import BaseFault, Chunk, ItemRx, ItemTx, LinkContext, check_range
-from harness.faults.reader import ItemReader, forward_all, forward_until
+from harness.faults.config import BaseFault
+from harness.faults.drop_frame import Frame
+from harness.faults.items import Chunk, Item, split_chunk
+from harness.faults.ranged import RangedStage
+from harness.faults.stage import Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -19,23 +22,37 @@ class DuplicateFrame(BaseFault):
     """
 
     kind: ClassVar[str] = "duplicate_frame"
-    frame: int
+    frame: Frame
 
-    def _validate(self) -> None:
-        check_range("frame", self.frame, low=1)
+    def stage(self, ctx: StageContext) -> Stage:
+        return DuplicateFrameStage(self, ctx)
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            start, end = ctx.locator.frame_span(self.frame)
-            reader = ItemReader(rx)
-            if await forward_until(reader, tx, start):
-                copy = bytearray()
-                while (item := await reader.next_before(end)) is not None:
-                    await tx.send(item)
-                    if isinstance(item, Chunk):
-                        copy += item.data
-                if copy and len(copy) == end - start:
-                    detail = f"frame {self.frame}: {len(copy)} bytes again"
-                    ctx.recorder.fault(self.kind, end, detail)
-                    await tx.send(Chunk(bytes(copy), start))
-            await forward_all(reader, tx)
+
+class DuplicateFrameStage(RangedStage):
+    def __init__(self, fault: DuplicateFrame, ctx: StageContext) -> None:
+        super().__init__(ctx)
+        self.fault = fault
+        self._copy = bytearray()
+        self._done = False
+
+    def resolve(self) -> tuple[int, int] | None:
+        return self.ctx.locator.frame_span(self.fault.frame)
+
+    def take(self, item: Item, now: float, start: int, end: int) -> list[Item]:
+        if self._done or not isinstance(item, Chunk):
+            return [item]
+        head, rest = split_chunk(item, start)
+        middle, tail = split_chunk(rest, end) if rest is not None else (None, None)
+        out = [part for part in (head, middle) if part is not None]
+        if middle is not None:
+            self._copy += middle.data
+        if len(self._copy) == end - start and self._copy:
+            self._done = True
+            detail = f"frame {self.fault.frame}: {len(self._copy)} bytes again"
+            self.ctx.recorder.fault(self.fault.kind, end, detail, now)
+            out.append(Chunk(bytes(self._copy), start))
+        elif tail is not None:
+            self._done = True  # the frame did not arrive whole (an earlier fault cut it)
+        if tail is not None:
+            out.append(tail)
+        return out

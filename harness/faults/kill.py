@@ -3,19 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar, get_args
+from typing import ClassVar
 
-from harness.faults.base import (
-    BaseFault,
-    Close,
-    CloseHow,
-    ItemRx,
-    ItemTx,
-    LinkContext,
-    Position,
-    check_position,
-)
-from harness.faults.reader import ItemReader, forward_to
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.items import CLOSE_HOWS, Close, CloseHow, Item
+from harness.faults.position import Position
+from harness.faults.stage import PositionedStage, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,8 +19,8 @@ class Kill(BaseFault):
 
     A position exactly at the end of the stream still fires: the close then replaces the
     producer's own graceful end (e.g. an RST right after the last byte). After the close the
-    fault keeps reading and discarding what the producer still sends, so the proxy's relay is
-    not blocked; the proxy decides what happens to the producer's leg.
+    fault keeps reading and discarding what the producer still sends, so the producer is not
+    blocked; the proxy decides what happens to the producer's leg.
 
     - ``at``: where to cut: a byte position, or ``after_ms``.
     - ``how``: ``rst`` (reset: SO_LINGER 0, the default), ``fin`` (graceful close) or ``half``
@@ -38,17 +32,21 @@ class Kill(BaseFault):
     how: CloseHow = "rst"
 
     def _validate(self) -> None:
-        check_position(self.at, time_ok=True)
-        if self.how not in get_args(CloseHow):
-            raise ValueError(f"how: must be 'rst', 'fin' or 'half' (got {self.how!r})")
+        if self.how not in CLOSE_HOWS:
+            raise FieldError(f"must be 'rst', 'fin' or 'half' (got {self.how!r})", path=("how",))
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            reader = ItemReader(rx)
-            fired_at = await forward_to(reader, tx, self.at, ctx)
-            if fired_at is None:
-                return  # the stream ended before `at`: everything was forwarded
-            ctx.recorder.fault(self.kind, fired_at, self.how)
-            await tx.send(Close(self.how))
-            await tx.aclose()  # the writer sees the end right away, not after the drain
-            await reader.drain()
+    def stage(self, ctx: StageContext) -> Stage:
+        return KillStage(self, ctx)
+
+
+class KillStage(PositionedStage):
+    def __init__(self, fault: Kill, ctx: StageContext) -> None:
+        super().__init__(fault.at, ctx)
+        self.fault = fault
+
+    def fire(self, offset: int, now: float) -> list[Item]:
+        self.ctx.recorder.fault(self.fault.kind, offset, self.fault.how, now)
+        return [Close(self.fault.how)]
+
+    def after(self, item: Item, now: float) -> list[Item]:
+        return []  # dropped: the leg is closed

@@ -3,20 +3,20 @@
 from __future__ import annotations
 
 import random
+from collections import deque
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-import trio
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_DURATION_MS
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.items import Chunk, End, Item
+from harness.faults.stage import BaseStage, Stage, StageContext
 
-from harness.faults.base import BaseFault, Chunk, Item, ItemRx, ItemTx, LinkContext, check_range
-from harness.faults.reader import ItemReader
-
-#: Items in flight inside the fault. A bound keeps memory finite when the producer is much
-#: faster than the delay (reads are at most the relay's read size, 64 KiB, each).
+#: Items held inside the fault. A bound keeps memory finite when the producer is much faster
+#: than the delay (each read is at most the proxy's read size).
 MAX_IN_FLIGHT = 256
-
-#: (arrival time, release time, item)
-Stamped = tuple[float, float, Item]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,42 +31,66 @@ class Latency(BaseFault):
     """
 
     kind: ClassVar[str] = "latency"
-    delay_ms: float
-    jitter_ms: float = 0.0
+    delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)]
+    jitter_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] = 0.0
 
     def _validate(self) -> None:
-        check_range("delay_ms", self.delay_ms, low=0)
-        check_range("jitter_ms", self.jitter_ms, low=0, high=self.delay_ms)
+        if self.jitter_ms > self.delay_ms:
+            raise FieldError(
+                f"must be <= delay_ms ({self.delay_ms:g}) (got {self.jitter_ms:g})",
+                path=("jitter_ms",),
+            )
 
     def draw_s(self, rng: random.Random) -> float:
         """One item's delay, in seconds."""
         jitter = rng.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
         return (self.delay_ms + jitter) / 1000
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        # Two tasks: one stamps arrivals as they come (it must keep reading while the other
-        # waits, or each chunk's delay would start when the previous one left), one releases.
-        async with rx, tx:
-            queue_tx, queue_rx = trio.open_memory_channel[Stamped](MAX_IN_FLIGHT)
-            async with trio.open_nursery() as nursery:
-                nursery.start_soon(self._stamp, ItemReader(rx), queue_tx, ctx)
-                await self._release(queue_rx, tx, ctx)
+    def stage(self, ctx: StageContext) -> Stage:
+        return LatencyStage(self, ctx)
 
-    async def _stamp(
-        self, reader: ItemReader, queue: trio.MemorySendChannel[Stamped], ctx: LinkContext
-    ) -> None:
-        async with queue:
-            while (item := await reader.next()) is not None:
-                now = trio.current_time()
-                await queue.send((now, now + self.draw_s(ctx.rng), item))
 
-    async def _release(
-        self, queue: trio.MemoryReceiveChannel[Stamped], tx: ItemTx, ctx: LinkContext
-    ) -> None:
-        async with queue:
-            async for arrived, due, item in queue:
-                await trio.sleep_until(due)
-                if isinstance(item, Chunk):
-                    waited_ms = (trio.current_time() - arrived) * 1000
-                    ctx.recorder.fault(self.kind, item.offset, f"delayed {waited_ms:.1f} ms")
-                await tx.send(item)
+class LatencyStage(BaseStage):
+    """Holds ``(release time, arrival time, item)`` in arrival order; an item is released at
+    its own time or right after the item before it, whichever is later."""
+
+    def __init__(self, fault: Latency, ctx: StageContext) -> None:
+        self.fault, self.ctx = fault, ctx
+        self._held: deque[tuple[float, float, Item]] = deque()
+        self._last_release = 0.0
+
+    def pipe(self, item: Item, now: float) -> list[Item]:
+        if isinstance(item, End):
+            # The end comes right after the last held item, not a delay after it.
+            due = self._held[-1][0] if self._held else now
+        else:
+            due = max(now + self.fault.draw_s(self.ctx.rng), self._last_release)
+        self._last_release = due
+        self._held.append((due, now, item))
+        return self.poll(now)
+
+    def poll(self, now: float) -> list[Item]:
+        out: list[Item] = []
+        while self._held and self._held[0][0] <= now:
+            _, arrived, item = self._held.popleft()
+            self._record(item, arrived, now)
+            out.append(item)
+        return out
+
+    @property
+    def wake_at(self) -> float | None:
+        return self._held[0][0] if self._held else None
+
+    @property
+    def accepting(self) -> bool:
+        return len(self._held) < MAX_IN_FLIGHT
+
+    def release(self, now: float) -> list[Item]:
+        held = [item for _, _, item in self._held]
+        self._held.clear()
+        return held
+
+    def _record(self, item: Item, arrived: float, now: float) -> None:
+        if isinstance(item, Chunk):
+            waited_ms = (now - arrived) * 1000
+            self.ctx.recorder.fault(Latency.kind, item.offset, f"delayed {waited_ms:.1f} ms", now)

@@ -3,21 +3,15 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-from harness.faults.base import (
-    BaseFault,
-    Chunk,
-    ItemRx,
-    ItemTx,
-    LinkContext,
-    Locator,
-    Position,
-    PositionError,
-    check_position,
-    check_range,
-)
-from harness.faults.reader import ItemReader, collect_until, forward_all, forward_to
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_BYTES, MAX_COUNT
+from harness.errors import FieldError, PositionError
+from harness.faults.config import BaseFault
+from harness.faults.items import Chunk, Close, End, Item, split_chunk
+from harness.faults.position import Position, require_bytes
+from harness.faults.stage import Locator, PositionedStage, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -34,55 +28,93 @@ class Merge(BaseFault):
 
     kind: ClassVar[str] = "merge"
     at: Position
-    count_frames: int | None = None
-    size_bytes: int | None = None
+    count_frames: Annotated[int, Ge(1), Le(MAX_COUNT)] | None = None
+    size_bytes: Annotated[int, Ge(1), Le(MAX_BYTES)] | None = None
 
     def _validate(self) -> None:
-        check_position(self.at, time_ok=False)
+        try:
+            require_bytes(self.at)
+        except FieldError as err:
+            raise err.within("at") from None
         if (self.count_frames is None) == (self.size_bytes is None):
-            raise ValueError("count_frames: set exactly one of count_frames and size_bytes")
-        if self.count_frames is not None:
-            check_range("count_frames", self.count_frames, low=1)
-        if self.size_bytes is not None:
-            check_range("size_bytes", self.size_bytes, low=1)
+            raise FieldError(
+                "set exactly one of count_frames and size_bytes", path=("count_frames",)
+            )
 
-    def end(self, locator: Locator, start: int) -> int:
+    def end(self, locator: Locator, start: int) -> int | None:
         """The stream offset where holding stops, for holding that starts at ``start``."""
         if self.size_bytes is not None:
             return start + self.size_bytes
         return frames_end(locator, start, self.count_frames or 1)
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            reader = ItemReader(rx)
-            start = await forward_to(reader, tx, self.at, ctx)
-            if start is not None:
-                held = await collect_until(reader, self.end(ctx.locator, start))
-                chunks = [item for item in held if isinstance(item, Chunk)]
-                if chunks:
-                    data = b"".join(chunk.data for chunk in chunks)
-                    ctx.recorder.fault(self.kind, chunks[0].offset, f"{len(data)} bytes, 1 write")
-                    await tx.send(Chunk(data, chunks[0].offset))
-                # Boundaries, heartbeats or a Close that came while holding follow the merge.
-                for item in held:
-                    if not isinstance(item, Chunk):
-                        await tx.send(item)
-            await forward_all(reader, tx)
+    def stage(self, ctx: StageContext) -> Stage:
+        return MergeStage(self, ctx)
 
 
-def frames_end(locator: Locator, start: int, count: int) -> int:
+class MergeStage(PositionedStage):
+    def __init__(self, fault: Merge, ctx: StageContext) -> None:
+        super().__init__(fault.at, ctx)
+        self.fault = fault
+        self._start: int | None = None  # holding since this offset
+        self._chunks: list[Chunk] = []
+        self._others: list[Item] = []  # boundaries, heartbeats that came while holding
+
+    def fire(self, offset: int, now: float) -> list[Item]:
+        self._start = offset
+        return self._flush_if_full(now)
+
+    def after(self, item: Item, now: float) -> list[Item]:
+        if self._start is None:
+            return [item]
+        if isinstance(item, Close | End):
+            return [*self._flush(now), item]
+        if not isinstance(item, Chunk):
+            self._others.append(item)
+            return []
+        end = self.fault.end(self.ctx.locator, self._start)
+        if end is None:  # a live stream has not shown where the frames end yet
+            self._chunks.append(item)
+            return []
+        held, rest = split_chunk(item, end)
+        if held is not None:
+            self._chunks.append(held)
+        if rest is None and (held is None or held.end < end):
+            return []
+        return [*self._flush(now), *([rest] if rest is not None else [])]
+
+    def release(self, now: float) -> list[Item]:
+        return [*super().release(now), *self._flush(now)]
+
+    def _flush_if_full(self, now: float) -> list[Item]:
+        """Holding from ``start`` to an end at ``start`` holds nothing."""
+        assert self._start is not None
+        end = self.fault.end(self.ctx.locator, self._start)
+        return self._flush(now) if end is not None and end <= self._start else []
+
+    def _flush(self, now: float) -> list[Item]:
+        chunks, others = self._chunks, self._others
+        self._chunks, self._others, self._start = [], [], None
+        if not chunks:
+            return others
+        data = b"".join(chunk.data for chunk in chunks)
+        offset = chunks[0].offset
+        self.ctx.recorder.fault(Merge.kind, offset, f"{len(data)} bytes, 1 write", now)
+        return [Chunk(data, offset), *others]
+
+
+def frames_end(locator: Locator, start: int, count: int) -> int | None:
     """End of the ``count``-th frame that ends after ``start`` (frames counted from the one
-    ``start`` falls in); the last frame's end if there are fewer; ``start`` if there are none.
-
-    Assumes ``locator.frame_span`` raises PositionError past the last frame.
-    """
+    ``start`` falls in); the last frame's end if there are fewer; ``start`` if there are none;
+    None while a live stream has not shown enough frames."""
     end, found, index = start, 0, 1
     while found < count:
         try:
-            _, frame_end = locator.frame_span(index)
+            span = locator.frame_span(index)
         except PositionError:
             break
-        if frame_end > start:
-            end, found = frame_end, found + 1
+        if span is None:
+            return None
+        if span[1] > start:
+            end, found = span[1], found + 1
         index += 1
     return end

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.faults.base import CloseHow
+from harness.faults.items import CloseHow
 from harness.faults.kill import Kill
 
 

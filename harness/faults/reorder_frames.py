@@ -5,8 +5,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.faults.base import BaseFault, Chunk, Item, ItemRx, ItemTx, LinkContext, check_range
-from harness.faults.reader import ItemReader, collect_until, forward_all, forward_until
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.drop_frame import Frame
+from harness.faults.items import Chunk, Close, End, Item, byte_count, split_chunk
+from harness.faults.ranged import RangedStage
+from harness.faults.stage import Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -22,32 +26,68 @@ class ReorderFrames(BaseFault):
     """
 
     kind: ClassVar[str] = "reorder_frames"
-    frame: int
-    with_frame: int
+    frame: Frame
+    with_frame: Frame
 
     def _validate(self) -> None:
-        check_range("frame", self.frame, low=1)
-        check_range("with_frame", self.with_frame, low=1)
         if self.frame == self.with_frame:
-            raise ValueError(f"with_frame: must differ from frame (both {self.frame})")
+            raise FieldError(f"must differ from frame (both {self.frame})", path=("with_frame",))
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            first, second = sorted((self.frame, self.with_frame))
-            a_start, a_end = ctx.locator.frame_span(first)
-            b_start, b_end = ctx.locator.frame_span(second)
-            reader = ItemReader(rx)
-            if await forward_until(reader, tx, a_start):
-                a = await collect_until(reader, a_end)
-                between = await collect_until(reader, b_start)
-                b = await collect_until(reader, b_end)
-                if _size(b) == b_end - b_start > 0:
-                    ctx.recorder.fault(self.kind, a_start, f"frame {second} before frame {first}")
-                    a, b = b, a
-                for item in [*a, *between, *b]:
-                    await tx.send(item)
-            await forward_all(reader, tx)
+    def stage(self, ctx: StageContext) -> Stage:
+        return ReorderStage(self, ctx)
 
 
-def _size(items: list[Item]) -> int:
-    return sum(len(item.data) for item in items if isinstance(item, Chunk))
+class ReorderStage(RangedStage):
+    """Forwards up to the earlier frame, then collects three parts (the earlier frame, what
+    lies between, the later frame), each up to its end offset, and writes them swapped once
+    the later frame is whole."""
+
+    def __init__(self, fault: ReorderFrames, ctx: StageContext) -> None:
+        super().__init__(ctx)
+        self.fault = fault
+        self.first, self.second = sorted((fault.frame, fault.with_frame))
+        self._limits: list[int] = []  # where forwarding, then each part, ends
+        self._parts: list[list[Item]] = [[], [], []]
+        self._phase = 0  # 0: forwarding, 1-3: collecting part phase-1, 4: done
+
+    def resolve(self) -> tuple[int, int] | None:
+        a = self.ctx.locator.frame_span(self.first)
+        b = self.ctx.locator.frame_span(self.second)
+        if a is None or b is None:
+            return None
+        self._limits = [a[0], a[1], b[0], b[1]]
+        return a[0], b[1]
+
+    def take(self, item: Item, now: float, start: int, end: int) -> list[Item]:
+        if self._phase == 4:
+            return [item]
+        out: list[Item] = []
+        if not isinstance(item, Chunk):
+            if self._phase == 0:
+                return [item]
+            if isinstance(item, End):
+                return [*self._write(now, swap=False), item]
+            self._parts[self._phase - 1].append(item)
+            return self._write(now, swap=False) if isinstance(item, Close) else []
+        piece: Chunk | None = item
+        while piece is not None and self._phase < 4:
+            before, piece = split_chunk(piece, self._limits[self._phase])
+            if before is not None:
+                (out if self._phase == 0 else self._parts[self._phase - 1]).append(before)
+            if piece is not None or before is None or before.end >= self._limits[self._phase]:
+                self._phase += 1
+                if self._phase == 4:
+                    out += self._write(now, swap=True)
+        if piece is not None:
+            out.append(piece)
+        return out
+
+    def _write(self, now: float, *, swap: bool) -> list[Item]:
+        a, between, b = self._parts
+        self._phase, self._parts = 4, [[], [], []]
+        b_start, b_end = self._limits[2], self._limits[3]
+        if swap and byte_count(b) == b_end - b_start > 0:
+            detail = f"frame {self.second} before frame {self.first}"
+            self.ctx.recorder.fault(self.fault.kind, self._limits[0], detail, now)
+            a, b = b, a
+        return [*a, *between, *b]

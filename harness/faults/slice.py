@@ -4,14 +4,19 @@ from __future__ import annotations
 
 import itertools
 import random
+from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-import trio
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_BYTES, MAX_DURATION_MS
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.items import Boundary, Chunk, End, Item, split_chunk
+from harness.faults.stage import BaseStage, Stage, StageContext
 
-from harness.faults.base import BaseFault, Boundary, ItemRx, ItemTx, LinkContext, check_range
-from harness.faults.reader import ItemReader, forward_all
+Size = Annotated[int, Ge(1), Le(MAX_BYTES)]
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -28,25 +33,27 @@ class Slice(BaseFault):
     """
 
     kind: ClassVar[str] = "slice"
-    size_bytes: int | None = None
-    min_bytes: int | None = None
-    max_bytes: int | None = None
-    delay_ms: float = 0.0
+    size_bytes: Size | None = None
+    min_bytes: Size | None = None
+    max_bytes: Size | None = None
+    delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] = 0.0
 
     def _validate(self) -> None:
         if (self.size_bytes, self.min_bytes, self.max_bytes) == (None, None, None):
-            raise ValueError("size_bytes: required (or min_bytes and max_bytes)")
+            raise FieldError("required (or min_bytes and max_bytes)", path=("size_bytes",))
         if self.size_bytes is not None:
             if (self.min_bytes, self.max_bytes) != (None, None):
-                raise ValueError("size_bytes: set size_bytes or min_bytes/max_bytes, not both")
-            check_range("size_bytes", self.size_bytes, low=1)
+                raise FieldError(
+                    "set size_bytes or min_bytes/max_bytes, not both", path=("size_bytes",)
+                )
         elif self.min_bytes is None or self.max_bytes is None:
             missing = "min_bytes" if self.min_bytes is None else "max_bytes"
-            raise ValueError(f"{missing}: required (or set size_bytes instead)")
-        else:
-            check_range("min_bytes", self.min_bytes, low=1)
-            check_range("max_bytes", self.max_bytes, low=self.min_bytes)
-        check_range("delay_ms", self.delay_ms, low=0)
+            raise FieldError("required (or set size_bytes instead)", path=(missing,))
+        elif self.max_bytes < self.min_bytes:
+            raise FieldError(
+                f"must be >= min_bytes ({self.min_bytes}) (got {self.max_bytes})",
+                path=("max_bytes",),
+            )
 
     def cuts(self, rng: random.Random) -> Iterator[int]:
         """The stream offsets where pieces end (pure: sizes drawn in order from ``rng``)."""
@@ -55,17 +62,65 @@ class Slice(BaseFault):
         low, high = self.min_bytes or 1, self.max_bytes or 1  # both set: checked above
         return itertools.accumulate(rng.randint(low, high) for _ in itertools.count())
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            reader = ItemReader(rx)
-            for cut in self.cuts(ctx.rng):
-                while (item := await reader.next_before(cut)) is not None:
-                    await tx.send(item)
-                # No boundary after the last byte: it would be a cut nobody can observe.
-                if reader.finished or await reader.at_end():
-                    break
-                ctx.recorder.fault(self.kind, cut, "read boundary")
-                await tx.send(Boundary(f"slice at {cut}"))
-                if self.delay_ms:
-                    await trio.sleep(self.delay_ms / 1000)
-            await forward_all(reader, tx)
+    def stage(self, ctx: StageContext) -> Stage:
+        return SliceStage(self, ctx)
+
+
+class SliceStage(BaseStage):
+    """Hands chunks on up to the next cut; a boundary waits for the byte after a cut (one after
+    the last byte would be a cut nobody can observe). With ``delay_ms`` the piece after a
+    boundary waits, and nothing more is read meanwhile."""
+
+    def __init__(self, fault: Slice, ctx: StageContext) -> None:
+        self.fault, self.ctx = fault, ctx
+        self._cuts = fault.cuts(ctx.rng)
+        self._cut = next(self._cuts)
+        self._armed: int | None = None  # a cut whose boundary waits for the next item
+        self._queue: deque[Item] = deque()
+        self._resume_at = 0.0
+
+    def pipe(self, item: Item, now: float) -> list[Item]:
+        self._queue.append(item)
+        return self._drain(now)
+
+    def poll(self, now: float) -> list[Item]:
+        return self._drain(now)
+
+    @property
+    def wake_at(self) -> float | None:
+        return self._resume_at if self._queue else None
+
+    @property
+    def accepting(self) -> bool:
+        return not self._queue
+
+    def release(self, now: float) -> list[Item]:
+        held = list(self._queue)
+        self._queue.clear()
+        return held
+
+    def _drain(self, now: float) -> list[Item]:
+        out: list[Item] = []
+        while self._queue and now >= self._resume_at:
+            item = self._queue[0]
+            if self._armed is not None:
+                cut, self._armed = self._armed, None
+                if not isinstance(item, End):
+                    self.ctx.recorder.fault(Slice.kind, cut, "read boundary", now)
+                    out.append(Boundary(f"slice at {cut}"))
+                    if self.fault.delay_ms:
+                        self._resume_at = now + self.fault.delay_ms / 1000
+                        continue
+            if not isinstance(item, Chunk):
+                out.append(self._queue.popleft())
+                continue
+            before, after = split_chunk(item, self._cut)
+            if before is not None:
+                out.append(before)
+                if after is None:
+                    self._queue.popleft()
+                else:
+                    self._queue[0] = after
+            if before is None or before.end >= self._cut:
+                self._armed, self._cut = self._cut, next(self._cuts)
+        return out

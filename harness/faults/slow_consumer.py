@@ -2,31 +2,27 @@
 
 from __future__ import annotations
 
+import math
+from collections import deque
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-import trio
-
-from harness.faults.base import (
-    BaseFault,
-    Chunk,
-    ItemRx,
-    ItemTx,
-    LinkContext,
-    Position,
-    check_position,
-    check_range,
-)
-from harness.faults.reader import ItemReader, forward_all, forward_to
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_DURATION_MS, MAX_RATE_BYTES_PER_S
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.items import Chunk, Item
+from harness.faults.position import Position
+from harness.faults.stage import PositionedStage, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SlowConsumer(BaseFault):
     """From ``at``, pull nothing from the producer for ``pause_ms``, then (with
     ``rate_bytes_per_s``) pull at that average rate: each read is forwarded whole at once,
-    then the next waits its bytes' time. The relay's channel fills, the relay stops reading,
-    the producer's socket buffer fills and its writes block: what the producer holds then is
-    what invariant I6 (bounded buffering) judges.
+    then the next waits its bytes' time. The proxy stops reading, the producer's socket buffer
+    fills and its writes block: what the producer holds then is what invariant I6 (bounded
+    buffering) judges.
 
     Unlike ``stall`` (the consumer sees silence, maybe heartbeats) and ``throttle`` (the
     consumer sees a smooth trickle), this fault is about what the producer sees: a receiver
@@ -41,17 +37,14 @@ class SlowConsumer(BaseFault):
 
     kind: ClassVar[str] = "slow_consumer"
     at: Position
-    pause_ms: float | None = 0.0
-    rate_bytes_per_s: int | None = None
+    pause_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] | None = 0.0
+    rate_bytes_per_s: Annotated[int, Ge(1), Le(MAX_RATE_BYTES_PER_S)] | None = None
 
     def _validate(self) -> None:
-        check_position(self.at, time_ok=True)
-        if self.pause_ms is not None:
-            check_range("pause_ms", self.pause_ms, low=0)
-        if self.rate_bytes_per_s is not None:
-            check_range("rate_bytes_per_s", self.rate_bytes_per_s, low=1)
-        elif self.pause_ms == 0:
-            raise ValueError("pause_ms: set pause_ms > 0 or rate_bytes_per_s (else no fault)")
+        if self.rate_bytes_per_s is None and self.pause_ms == 0:
+            raise FieldError(
+                "set pause_ms > 0 or rate_bytes_per_s (else no fault)", path=("pause_ms",)
+            )
 
     def describe(self) -> str:
         """Human text for the wire timeline."""
@@ -59,22 +52,57 @@ class SlowConsumer(BaseFault):
         rate = f", then {self.rate_bytes_per_s} B/s" if self.rate_bytes_per_s else ""
         return f"pause {pause}{rate}"
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            reader = ItemReader(rx)
-            fired_at = await forward_to(reader, tx, self.at, ctx)
-            if fired_at is not None:
-                ctx.recorder.fault(self.kind, fired_at, self.describe())
-                if self.pause_ms is None:
-                    await trio.sleep_forever()
-                await trio.sleep(self.pause_ms / 1000)
-                if self.rate_bytes_per_s is not None:
-                    await self._pull_slowly(reader, tx, self.rate_bytes_per_s)
-            await forward_all(reader, tx)
+    def stage(self, ctx: StageContext) -> Stage:
+        return SlowConsumerStage(self, ctx)
 
-    @staticmethod
-    async def _pull_slowly(reader: ItemReader, tx: ItemTx, rate: int) -> None:
-        while (item := await reader.next()) is not None:
-            await tx.send(item)
-            if isinstance(item, Chunk):
-                await trio.sleep(len(item.data) / rate)
+
+class SlowConsumerStage(PositionedStage):
+    """After firing, items wait in a queue; one goes each time the next pull is due."""
+
+    def __init__(self, fault: SlowConsumer, ctx: StageContext) -> None:
+        super().__init__(fault.at, ctx)
+        self.fault = fault
+        self._queue: deque[Item] = deque()
+        self._next_pull = math.inf
+        self._due = False  # the next pull's time has come (set by pipe and poll)
+
+    def fire(self, offset: int, now: float) -> list[Item]:
+        self.ctx.recorder.fault(self.fault.kind, offset, self.fault.describe(), now)
+        pause = self.fault.pause_ms
+        self._next_pull = math.inf if pause is None else now + pause / 1000
+        return self._pull(now)
+
+    def after(self, item: Item, now: float) -> list[Item]:
+        self._queue.append(item)
+        return self._pull(now)
+
+    def poll(self, now: float) -> list[Item]:
+        return self._pull(now) if self.fired else super().poll(now)
+
+    @property
+    def wake_at(self) -> float | None:
+        if not self.fired:
+            return super().wake_at
+        return None if self._due or math.isinf(self._next_pull) else self._next_pull
+
+    @property
+    def accepting(self) -> bool:
+        return not self.fired or (self._due and not self._queue)
+
+    def release(self, now: float) -> list[Item]:
+        held = [*super().release(now), *self._queue]
+        self._queue.clear()
+        self._due, self._next_pull = True, now
+        return held
+
+    def _pull(self, now: float) -> list[Item]:
+        out: list[Item] = []
+        self._due = now >= self._next_pull
+        while self._due and self._queue:
+            item = self._queue.popleft()
+            out.append(item)
+            rate = self.fault.rate_bytes_per_s
+            if rate is not None and isinstance(item, Chunk):
+                self._next_pull = now + len(item.data) / rate
+                self._due = now >= self._next_pull
+        return out

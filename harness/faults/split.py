@@ -5,16 +5,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
-from harness.faults.base import (
-    BaseFault,
-    Boundary,
-    ItemRx,
-    ItemTx,
-    LinkContext,
-    Position,
-    check_position,
-)
-from harness.faults.reader import ItemReader, forward_all, forward_to
+from harness.faults.config import BaseFault
+from harness.faults.items import Boundary, End, Item
+from harness.faults.position import Position
+from harness.faults.stage import PositionedStage, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -31,15 +25,24 @@ class Split(BaseFault):
     kind: ClassVar[str] = "split"
     at: Position
 
-    def _validate(self) -> None:
-        check_position(self.at, time_ok=True)
+    def stage(self, ctx: StageContext) -> Stage:
+        return SplitStage(self, ctx)
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            reader = ItemReader(rx)
-            fired_at = await forward_to(reader, tx, self.at, ctx)
-            # A boundary is only observable before a next byte: at EOF it is not a fault.
-            if fired_at is not None and not await reader.at_end():
-                ctx.recorder.fault(self.kind, fired_at, "read boundary")
-                await tx.send(Boundary(f"split at {fired_at}"))
-            await forward_all(reader, tx)
+
+class SplitStage(PositionedStage):
+    def __init__(self, fault: Split, ctx: StageContext) -> None:
+        super().__init__(fault.at, ctx)
+        self.armed_at: int | None = None
+
+    def fire(self, offset: int, now: float) -> list[Item]:
+        # A boundary is only observable before a next byte: it waits for the next item.
+        self.armed_at = offset
+        return []
+
+    def after(self, item: Item, now: float) -> list[Item]:
+        if self.armed_at is None or isinstance(item, End):
+            self.armed_at = None
+            return [item]
+        offset, self.armed_at = self.armed_at, None
+        self.ctx.recorder.fault(Split.kind, offset, "read boundary", now)
+        return [Boundary(f"split at {offset}"), item]

@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
+from collections import deque
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import Annotated, ClassVar
 
-import trio
-
-from harness.faults.base import (
-    BaseFault,
-    Chunk,
-    ItemRx,
-    ItemTx,
-    LinkContext,
-    check_range,
-    split_every,
-)
-from harness.faults.reader import ItemReader
+from harness.config.constraints import Ge, Le
+from harness.config.limits import MAX_RATE_BYTES_PER_S
+from harness.faults.config import BaseFault
+from harness.faults.items import Chunk, Item, split_every
+from harness.faults.stage import BaseStage, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -30,29 +24,65 @@ class Throttle(BaseFault):
     """
 
     kind: ClassVar[str] = "throttle"
-    rate_bytes_per_s: int
-
-    def _validate(self) -> None:
-        check_range("rate_bytes_per_s", self.rate_bytes_per_s, low=1)
+    rate_bytes_per_s: Annotated[int, Ge(1), Le(MAX_RATE_BYTES_PER_S)]
 
     @property
     def piece_bytes(self) -> int:
         """100 ms worth of bytes (at least one)."""
         return max(1, self.rate_bytes_per_s // 10)
 
-    async def pipe(self, rx: ItemRx, tx: ItemTx, ctx: LinkContext) -> None:
-        async with rx, tx:
-            reader = ItemReader(rx)
-            free_at = trio.current_time()  # when the link is free for the next piece
-            while (item := await reader.next()) is not None:
-                if not isinstance(item, Chunk):
-                    await tx.send(item)
-                    continue
-                pieces = split_every(item, self.piece_bytes)
-                detail = f"{len(item.data)} bytes in {len(pieces)} pieces"
-                ctx.recorder.fault(self.kind, item.offset, detail)
-                for piece in pieces:
-                    start = max(trio.current_time(), free_at)
-                    await trio.sleep_until(start)
-                    await tx.send(piece)
-                    free_at = start + len(piece.data) / self.rate_bytes_per_s
+    def stage(self, ctx: StageContext) -> Stage:
+        return ThrottleStage(self, ctx)
+
+
+class ThrottleStage(BaseStage):
+    """Pieces wait in a queue, each with the time it became ready; a piece goes at that time
+    or when the link is free again, whichever is later."""
+
+    def __init__(self, fault: Throttle, ctx: StageContext) -> None:
+        self.fault, self.ctx = fault, ctx
+        self._queue: deque[tuple[float, Item]] = deque()
+        self._free_at = -1.0  # when the link is free for the next piece
+
+    def pipe(self, item: Item, now: float) -> list[Item]:
+        if isinstance(item, Chunk) and item.data:
+            pieces = split_every(item, self.fault.piece_bytes)
+            detail = f"{len(item.data)} bytes in {len(pieces)} pieces"
+            self.ctx.recorder.fault(Throttle.kind, item.offset, detail, now)
+            self._queue.extend((now, piece) for piece in pieces)
+        else:
+            self._queue.append((now, item))
+        return self.poll(now)
+
+    def poll(self, now: float) -> list[Item]:
+        out: list[Item] = []
+        while self._queue:
+            ready, item = self._queue[0]
+            if not isinstance(item, Chunk):
+                out.append(self._queue.popleft()[1])
+                continue
+            start = max(ready, self._free_at)
+            if start > now:
+                break
+            self._queue.popleft()
+            out.append(item)
+            self._free_at = start + len(item.data) / self.fault.rate_bytes_per_s
+            if self._queue:  # the next piece is ready when this one was sent
+                self._queue[0] = (start, self._queue[0][1])
+        return out
+
+    @property
+    def wake_at(self) -> float | None:
+        if not self._queue:
+            return None
+        ready, item = self._queue[0]
+        return max(ready, self._free_at) if isinstance(item, Chunk) else ready
+
+    @property
+    def accepting(self) -> bool:
+        return not self._queue
+
+    def release(self, now: float) -> list[Item]:
+        held = [item for _, item in self._queue]
+        self._queue.clear()
+        return held

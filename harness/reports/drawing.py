@@ -18,8 +18,8 @@ from html import escape
 
 from markupsafe import Markup
 
-from harness.runner import CaseResult
-from harness.timeline import Segment, Timeline
+from harness.judging.results import CaseResult
+from harness.judging.timeline import Segment, Timeline
 
 WIDTH = 940
 LANE_X = 128

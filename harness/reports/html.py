@@ -17,14 +17,12 @@ from html import escape
 
 from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
+from markupsafe import escape as markup_escape
 
-from harness.console import replay_command
-from harness.judge import OUTCOMES, Check
+from harness.judging.results import OUTCOMES, CaseResult, Check, replay_command
+from harness.judging.timeline import FaultRecord
 from harness.reports.drawing import StripCell, sweep_svg, timeline_svg, verdict_classes
-from harness.reports.source import SourceReader
 from harness.reports.summary import NO_FAULT, fault_family, is_failing, observed_label, totals
-from harness.runner import CaseResult
-from harness.timeline import FaultRecord
 
 FRAMINGS = ("length-prefixed", "ndjson", "sse", "websocket", "grpc")
 MAX_FAULT_ROWS = 50
@@ -155,14 +153,14 @@ def fact_rows(result: CaseResult, pcap: str | None) -> Markup:
     return Markup("".join(html))
 
 
-def case_view(index: int, result: CaseResult, pcap: str | None, sources: SourceReader) -> CaseView:
+def case_view(index: int, result: CaseResult, pcap: str | None, source: Markup) -> CaseView:
     return CaseView(
         result=result,
         anchor=f"case-{index}",
         name=result.case_id.lower(),
         family=fault_family(result),
         glance=glance(result),
-        source=sources.html(result.file, result.line) if result.file else Markup(),
+        source=source,
         timeline=timeline_svg(result),
         facts=fact_rows(result, pcap),
         checks=check_rows(result.checks),
@@ -231,13 +229,17 @@ def render(
     results: Sequence[CaseResult],
     *,
     pcaps: Mapping[int, str],
+    sources: Mapping[tuple[str, int], str],
     created: str,
     command: Sequence[str],
     elapsed_s: float,
 ) -> str:
     """The whole page."""
-    sources = SourceReader()
-    views = tuple(case_view(i, r, pcaps.get(i), sources) for i, r in enumerate(results))
+    escaped = {key: markup_escape(text) for key, text in sources.items()}
+    views = tuple(
+        case_view(i, r, pcaps.get(i), escaped.get((r.file, r.line), Markup()))
+        for i, r in enumerate(results)
+    )
     page = Page(
         title="tearline report",
         created=created,

@@ -15,12 +15,11 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
-from harness.console import replay_command
+from harness.judging.results import CaseResult, Outcome, replay_command
 from harness.reports.summary import observed_label
-from harness.runner import CaseResult
 
-FAILURES = frozenset({"fail", "violation", "no_verdict"})
-ERRORS = frozenset({"error", "inconclusive"})
+FAILURES = frozenset({Outcome.FAIL, Outcome.VIOLATION, Outcome.NO_VERDICT})
+ERRORS = frozenset({Outcome.ERROR, Outcome.INCONCLUSIVE})
 # Characters XML 1.0 cannot hold at all, not even escaped (an external consumer's stderr can
 # bring them into a diagnosis): they become U+FFFD rather than an unreadable file.
 _NOT_XML = re.compile("[^\t\n\r\u0020-\ud7ff\ue000-\ufffd\U00010000-\U0010ffff]")

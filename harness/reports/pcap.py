@@ -28,7 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.timeline import LegEnd, Timeline
+from harness.judging.timeline import HowEnded, LegEnd, Timeline
 
 PROXY_PORT = 8080
 PRODUCER_PORT = 8081
@@ -38,7 +38,9 @@ LOCALHOST = "127.0.0.1"
 MSS = 65_000  # loopback carries ~64 KiB segments; an Ethernet frame must stay under 65,535
 WRITER_ISN = 1_000_000
 READER_ISN = 5_000_000
-TEARDOWN = frozenset({"rst", "fin", "error", "peer-rst"})  # ends that close the connection
+TEARDOWN = frozenset(
+    {HowEnded.RST, HowEnded.FIN, HowEnded.ERROR, HowEnded.PEER_RST}
+)  # ends that close the connection
 
 _ETH = 14
 _IP = _ETH

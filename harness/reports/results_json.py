@@ -15,10 +15,9 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
-from harness.console import replay_command
+from harness.judging.results import CaseResult, replay_command
+from harness.judging.timeline import Timeline
 from harness.reports.summary import fault_family, observed_label, totals
-from harness.runner import CaseResult
-from harness.timeline import Timeline
 from reference_impl.report import ConsumerReport
 
 RESULTS_VERSION = 1

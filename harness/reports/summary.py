@@ -9,8 +9,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Sequence
 
-from harness.judge import OUTCOMES
-from harness.runner import CaseResult
+from harness.judging.results import OUTCOMES, CaseResult
 
 NO_FAULT = "no fault"
 
@@ -41,4 +40,4 @@ def observed_label(result: CaseResult) -> str:
 
 def is_failing(result: CaseResult) -> bool:
     """Anything but a pass counts as failing: inconclusive and error cases are never passes."""
-    return result.outcome != "pass"
+    return not result.passed

@@ -2,7 +2,7 @@
 
     scenarios = load_paths(["scenarios/"])          # ScenarioError lists every mistake
     for scenario in scenarios:
-        for case in expand(scenario, stream_length):  # one Case per sweep combination
+        for case in expand(scenario, prepared_link):  # one Case per sweep combination
             run(case.scenario, seed=case.seed)
 
 Modules: ``model`` (the dataclasses), ``validate`` (YAML node + type -> value or issues),

@@ -16,16 +16,16 @@ import math
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
+from typing import Protocol
 
+from harness.config.fields import yaml_fields
 from harness.scenario.errors import ScenarioError, SchemaIssue
-from harness.scenario.fields import yaml_fields
 from harness.scenario.model import Scenario, Span, SweepAxis
 from harness.scenario.paths import apply, base_type, resolve
-from harness.scenario.position import EXTRA_CHECKS
 from harness.scenario.sweep import MAX_CASES
 from harness.scenario.validate import Rules
 
-_RULES = Rules(checks=EXTRA_CHECKS)
+_RULES = Rules()
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,24 +40,33 @@ class Case:
     params: tuple[tuple[str, object], ...] = ()
 
 
-def expand(
-    scenario: Scenario,
-    stream_length: Callable[[Scenario], int],
-    frame_length: Callable[[Scenario, int], int] | None = None,
-) -> list[Case]:
+class StreamShape(Protocol):
+    """What a range's ``to: end`` is measured with (the prepared link of a scenario)."""
+
+    @property
+    def stream_length(self) -> int: ...
+
+    def frame_length(self, index: int) -> int: ...
+
+
+ShapeOf = Callable[[Scenario], StreamShape]
+
+
+def expand(scenario: Scenario, shape_of: ShapeOf) -> list[Case]:
     """The cases of ``scenario``, in sweep order.
 
-    ``stream_length(s)`` is the length in bytes of the stream of ``s`` (the runner measures it
-    with the reference codecs); it is asked only when a range says ``to: end``, once per
-    combination of the listed values, with those values applied. Raises ScenarioError when the
-    sweep makes more than ``MAX_CASES`` cases or a combination breaks a rule between keys
-    (each value alone was checked when the file was loaded).
+    ``shape_of(s)`` measures the stream of ``s`` (the runner's prepared link: its length in
+    bytes, and each frame's); it is asked only when a range says ``to: end``, once per
+    combination of the listed values, with those values applied; it may raise ``ValueError``
+    (the reference link cannot make that stream). Raises ScenarioError when the sweep makes
+    more than ``MAX_CASES`` cases or a combination breaks a rule between keys (each value alone
+    was checked when the file was loaded).
     """
     axes = scenario.sweep
     names = short_names(axes)
     prefix = f"{PurePath(scenario.origin.file).stem}::" if scenario.origin else ""
     problems: list[str] = []
-    layouts = _layouts(scenario, names, stream_length, problems, frame_length)
+    layouts = _layouts(scenario, names, shape_of, problems)
     total = sum(math.prod(len(choices) for choices in layout) for _, layout in layouts)
     if total > MAX_CASES:
         raise ScenarioError(
@@ -87,11 +96,7 @@ Layout = list[list[tuple[int, object]]]
 
 
 def _layouts(
-    scenario: Scenario,
-    names: list[str],
-    stream_length: Callable[[Scenario], int],
-    problems: list[str],
-    frame_length: Callable[[Scenario, int], int] | None = None,
+    scenario: Scenario, names: list[str], shape_of: ShapeOf, problems: list[str]
 ) -> list[tuple[Scenario, Layout]]:
     """One layout per combination of listed values (see ``_layout``)."""
     axes = scenario.sweep
@@ -103,32 +108,27 @@ def _layouts(
     layouts = []
     for combo in itertools.product(*listed):
         try:
-            layouts.append(_layout(scenario, combo, stream_length, frame_length))
+            layouts.append(_layout(scenario, combo, shape_of))
         except ValueError as err:
             problems.append(f"{_shown(names, axes, combo)}: {err}")
     return layouts
 
 
 def _layout(
-    scenario: Scenario,
-    combo: Sequence[tuple[int, object]],
-    stream_length: Callable[[Scenario], int],
-    frame_length: Callable[[Scenario, int], int] | None = None,
+    scenario: Scenario, combo: Sequence[tuple[int, object]], shape_of: ShapeOf
 ) -> tuple[Scenario, Layout]:
     """The scenario with the listed values of ``combo`` applied, and the values each axis takes
     with them (the one listed value, or the whole concrete range). ValueError when the values
     break a rule together, or a range turns out empty."""
     axes = scenario.sweep
     base = _apply_listed(scenario, axes, combo)
-    stream_end: list[int] = []  # measured once, and only if an axis needs it
+    shape: list[StreamShape] = []  # measured once, and only if an axis needs it
 
     def end_of(axis: SweepAxis) -> int:
-        frame_end = _frame_end(base, axis, frame_length)
-        if frame_end is not None:
-            return frame_end
-        if not stream_end:
-            stream_end.append(stream_length(base))
-        return stream_end[0]
+        if not shape:
+            shape.append(shape_of(base))
+        frame = _swept_frame(base, axis)
+        return shape[0].frame_length(frame) if frame is not None else shape[0].stream_length
 
     layout: Layout = []
     for axis, pick in zip(axes, combo, strict=True):
@@ -143,18 +143,16 @@ def _layout(
     return dataclasses.replace(base, sweep=()), layout
 
 
-def _frame_end(
-    scenario: Scenario, axis: SweepAxis, frame_length: Callable[[Scenario, int], int] | None
-) -> int | None:
+def _swept_frame(scenario: Scenario, axis: SweepAxis) -> int | None:
     """For ``...at.frame_offset: {to: end}``, ``end`` is the wire length of that position's
-    frame (so the sweep visits every byte of one frame); None for any other axis."""
-    if frame_length is None or axis.parts[-1] != "frame_offset":
+    frame (so the sweep visits every byte of one frame): the frame; None for any other axis."""
+    if axis.parts[-1] != "frame_offset":
         return None
     position: object = scenario
     for part in axis.parts[:-1]:  # the value at the path (``resolve`` gives its type)
         position = position[part] if isinstance(part, int) else getattr(position, part)  # type: ignore[index]
     frame = getattr(position, "frame", None)
-    return frame_length(scenario, frame) if isinstance(frame, int) else None
+    return frame if isinstance(frame, int) else None
 
 
 def _shown(names: list[str], axes: Sequence[SweepAxis], combo: Sequence[tuple[int, object]]) -> str:

@@ -14,20 +14,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-#: One step of a key path: a mapping key or a list index.
-PathPart = str | int
-KeyPath = tuple[PathPart, ...]
+from harness.errors import ErrorKind, HarnessError, KeyPath, PathPart, render_path
 
-
-def render_path(path: KeyPath) -> str:
-    """``("faults", 1, "delay_ms")`` -> ``"faults[1].delay_ms"``."""
-    text = ""
-    for part in path:
-        if isinstance(part, int):
-            text += f"[{part}]"
-        else:
-            text += f".{part}" if text else part
-    return text
+__all__ = ["Issues", "KeyPath", "PathPart", "ScenarioError", "SchemaIssue", "render_path"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,12 +37,17 @@ class SchemaIssue:
         )
 
 
-class ScenarioError(ValueError):
+class ScenarioError(HarnessError, ValueError):
     """One or more scenario files are invalid; ``issues`` lists every mistake found."""
+
+    code = ErrorKind.SCENARIO
 
     def __init__(self, issues: Sequence[SchemaIssue]) -> None:
         self.issues = list(issues)
         super().__init__("\n".join(str(issue) for issue in self.issues))
+
+    def within(self, *prefix: PathPart) -> ScenarioError:
+        return self  # its issues already say where they are
 
 
 @dataclass(slots=True)

@@ -15,11 +15,10 @@ from pathlib import Path, PurePath
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from harness.faults.base import Fault
+from harness.faults.config import Fault
 from harness.scenario.errors import Issues, ScenarioError, SchemaIssue
 from harness.scenario.model import Origin, Scenario, SweepAxis
 from harness.scenario.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
-from harness.scenario.position import EXTRA_CHECKS
 from harness.scenario.sweep import read_sweep
 from harness.scenario.validate import INVALID, Rules, Tagged, Validator
 
@@ -38,7 +37,7 @@ def default_registry() -> FaultRegistry:
 
 def rules_for(faults: FaultRegistry) -> Rules:
     """The validator rules of scenario files with these fault kinds."""
-    return Rules(families={Fault: Tagged("fault", faults)}, checks=EXTRA_CHECKS)
+    return Rules(families={Fault: Tagged("fault", faults)})
 
 
 def load_text(

@@ -2,9 +2,11 @@
 
 The loader validates YAML against these classes, the JSON Schema is generated from them and
 ``docs/scenario-format.md`` documents them, so a key exists when (and only when) a field here
-says so. Field types carry their own limits (``Annotated[int, Ge(1)]``); rules between fields
-live in ``__post_init__`` and raise ``ValueError("field: message")`` so the loader can point at
-the key. ``#:`` comments above fields become the schema's descriptions.
+says so. Field types carry their own limits (``Annotated[int, Ge(1), Le(...)]``, the upper
+bounds from ``harness.config.limits``); rules between fields live in ``__post_init__`` and
+raise ``FieldError`` with the key path they concern, so the loader can point at the key.
+``#:`` comments above fields become the schema's descriptions. Defaults are the reference
+link's (``reference_impl.defaults``): one set for every way a link is described.
 """
 
 from __future__ import annotations
@@ -12,11 +14,24 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from harness.faults.base import Fault
-from harness.scenario.constraints import Ge, Gt, MinLen, OneOf, Pattern
-from harness.scenario.errors import KeyPath
-from harness.scenario.fields import CUSTOM, INTERNAL, yaml_key
+from harness.config.constraints import Ge, Gt, Le, MinLen, OneOf, Pattern
+from harness.config.fields import CUSTOM, INTERNAL, yaml_key
+from harness.config.limits import (
+    MAX_COUNT,
+    MAX_DURATION_MS,
+    MAX_MESSAGE_BYTES,
+    MAX_MESSAGES,
+    MAX_RECONNECTS,
+    MAX_SEED,
+    MAX_STREAM_BYTES,
+)
+from harness.errors import FieldError, KeyPath
+from harness.faults.config import Fault
+from harness.faults.heartbeat import heartbeat_problem
+from reference_impl import defaults
 from reference_impl.errors import ErrorCode
+from reference_impl.framing import FramingName
+from reference_impl.payload import PAYLOAD_NAMES, PayloadName
 
 #: Verdicts of the seed guards and of a verified envelope, spelled as the seeds spell them.
 SEED_VERDICTS = (
@@ -33,12 +48,11 @@ SEED_VERDICTS = (
 #: Everything ``expect.verdict`` / ``expect.any_of`` may name.
 VERDICTS: tuple[str, ...] = SEED_VERDICTS + tuple(code.value for code in ErrorCode)
 
-Framing = Literal["length-prefixed", "ndjson", "sse", "websocket", "grpc"]
-PayloadName = Literal["messages", "envelope", "tokens"]
 Verdict = Annotated[str, OneOf(VERDICTS, what="verdict or error code")]
-Count = Annotated[int, Ge(0)]
-AtLeastOne = Annotated[int, Ge(1)]
-Millis = Annotated[float, Gt(0)]
+Count = Annotated[int, Ge(0), Le(MAX_COUNT)]
+Messages = Annotated[int, Ge(0), Le(MAX_MESSAGES)]
+MessageBytes = Annotated[int, Ge(0), Le(MAX_MESSAGE_BYTES)]
+Millis = Annotated[float, Gt(0), Le(MAX_DURATION_MS)]
 ScenarioName = Annotated[
     str,
     Pattern(
@@ -50,12 +64,6 @@ HostPort = Annotated[
     str, Pattern(r"(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):[0-9]{1,5}", "must be host:port")
 ]
 
-DEFAULT_MESSAGE_COUNT = 5
-DEFAULT_MESSAGE_BYTES = 64
-# Mirrors reference_impl.framing.DEFAULT_MAX_MESSAGE_BYTES (not imported: that package pulls in
-# every codec, and loading a scenario file should not).
-DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
-
 
 @dataclass(frozen=True, slots=True)
 class MessagesConfig:
@@ -63,27 +71,35 @@ class MessagesConfig:
     the given ``texts``."""
 
     #: number of generated messages (5 when neither count nor texts is given)
-    count: Count | None = None
+    count: Messages | None = None
     #: size of each generated message in bytes (64 when not given)
-    size_bytes: Count | None = None
+    size_bytes: MessageBytes | None = None
     #: the exact messages (sent UTF-8 encoded), instead of count and size_bytes
-    texts: tuple[str, ...] | None = None
+    texts: Annotated[tuple[str, ...], MinLen(0)] | None = None
 
     def __post_init__(self) -> None:
         if self.texts is not None and (self.count is not None or self.size_bytes is not None):
-            raise ValueError("texts: give either texts or count/size_bytes, not both")
+            raise FieldError("give either texts or count/size_bytes, not both", path=("texts",))
+        if self.texts is not None and len(self.texts) > MAX_MESSAGES:
+            raise FieldError(f"at most {MAX_MESSAGES} messages", path=("texts",))
+        if self.message_count * self.message_bytes > MAX_STREAM_BYTES:
+            raise FieldError(
+                f"count x size_bytes is over {MAX_STREAM_BYTES >> 20} MiB, the largest stream "
+                "a scenario may make",
+                path=("size_bytes" if self.size_bytes is not None else "count",),
+            )
 
     @property
     def message_count(self) -> int:
         """How many messages the producer sends."""
         if self.texts is not None:
             return len(self.texts)
-        return DEFAULT_MESSAGE_COUNT if self.count is None else self.count
+        return defaults.MESSAGE_COUNT if self.count is None else self.count
 
     @property
     def message_bytes(self) -> int:
         """The size of each generated message (unused when ``texts`` is given)."""
-        return DEFAULT_MESSAGE_BYTES if self.size_bytes is None else self.size_bytes
+        return defaults.MESSAGE_BYTES if self.size_bytes is None else self.size_bytes
 
 
 @dataclass(frozen=True, slots=True)
@@ -91,9 +107,9 @@ class EnvelopeConfig:
     """Payload ``envelope``: the result envelope of seed 001 (header, chunks, trailer)."""
 
     #: number of result records
-    records: Count = 200
+    records: Messages = defaults.ENVELOPE_RECORDS
     #: records per chunk frame (B of seed 001)
-    chunk_records: AtLeastOne = 50
+    chunk_records: Annotated[int, Ge(1), Le(MAX_MESSAGES)] = defaults.ENVELOPE_CHUNK_RECORDS
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,9 +117,9 @@ class TokensConfig:
     """Payload ``tokens``: an LLM-style token stream (seed 002)."""
 
     #: producer profile, which decides the completion signal
-    profile: Literal["openai", "anthropic", "generic"] = "openai"
+    profile: Literal["openai", "anthropic", "generic"] = defaults.TOKEN_PROFILE  # type: ignore[assignment]
     #: number of tokens
-    count: Count = 30
+    count: Messages = defaults.TOKEN_COUNT
     #: whether the producer announces the length up front (enables COMPLETE_BY_LENGTH)
     advertise_length: bool = False
     #: whether the producer ends with its completion signal
@@ -115,13 +131,13 @@ class FramingConfig:
     """Framing knobs; each framing reads the ones that concern it."""
 
     #: largest message a codec accepts, in bytes
-    max_message_bytes: AtLeastOne = DEFAULT_MAX_MESSAGE_BYTES
+    max_message_bytes: Annotated[int, Ge(1), Le(MAX_MESSAGE_BYTES)] = defaults.MAX_MESSAGE_BYTES
     #: SSE body: chunked transfer encoding (explicit end) or ended by closing the connection
     sse_body: Literal["chunked", "close"] = "chunked"
     #: WebSocket messages as text (UTF-8 validated) or binary
     ws_text: bool = True
     #: WebSocket fragment size in bytes (0: each message in one frame)
-    ws_fragment_bytes: Count = 0
+    ws_fragment_bytes: MessageBytes = 0
 
 
 @dataclass(frozen=True, slots=True)
@@ -131,7 +147,9 @@ class ProducerConfig:
     #: what a reconnecting consumer gets: the stream from the start, or from where it stopped
     mode: Literal["restart", "continue"] = "restart"
     #: chunks the producer may hold for a slow consumer (C_cap of seed 001)
-    channel_capacity_chunks: AtLeastOne = 2
+    channel_capacity_chunks: Annotated[int, Ge(1), Le(MAX_MESSAGES)] = (
+        defaults.CHANNEL_CAPACITY_CHUNKS
+    )
     #: host:port of your own producer, used instead of the reference producer
     upstream: HostPort | None = None
 
@@ -141,21 +159,21 @@ class ConsumerConfig:
     """The consumer side of the link."""
 
     #: a partial message older than this is stale (seed 000), in milliseconds
-    incomplete_message_timeout_ms: Millis = 1000.0
+    incomplete_message_timeout_ms: Millis = defaults.INCOMPLETE_MESSAGE_TIMEOUT_S * 1000
     #: how long to wait at a message boundary for the next byte before calling the link dead,
     #: in milliseconds
-    idle_timeout_ms: Millis = 5000.0
+    idle_timeout_ms: Millis = defaults.IDLE_TIMEOUT_S * 1000
     #: accept a token stream cut at a safe boundary as a partial result (seed 002)
     accept_partial_at_safe_boundary: bool = False
     #: how many times the consumer reconnects after the link breaks
-    max_reconnects: Count = 0
+    max_reconnects: Annotated[int, Ge(0), Le(MAX_RECONNECTS)] = 0
     #: bytes asked for per socket read
-    read_bytes: AtLeastOne = 65536
+    read_bytes: Annotated[int, Ge(1), Le(MAX_MESSAGE_BYTES)] = defaults.READ_BYTES
     #: pause once this many messages were accepted and the next one is in flight: checkpoint
     #: the partial buffer, wait pause_ms, then the successor verifies it (seed 000)
     pause_at_message: Count | None = None
     #: how long that pause lasts, in milliseconds
-    pause_ms: Annotated[float, Ge(0)] = 0.0
+    pause_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] = 0.0
     #: treat the byte stream as unframed (seed 000 gate 1): the consumer refuses to parse it
     #: and reports DISCARD_AND_RESET
     unframed: bool = False
@@ -168,7 +186,7 @@ class Link:
     """A framing carrying a payload, between a producer and a consumer."""
 
     #: transport framing
-    framing: Framing
+    framing: FramingName
     #: application stream carried by the framing
     payload: PayloadName
     #: settings of payload messages (only with payload: messages)
@@ -185,14 +203,16 @@ class Link:
         if self.producer.mode == "continue" and self.framing != "sse":
             # The producer can only continue where the consumer stopped if the consumer can
             # say where that was; of our framings only SSE has such a cursor (Last-Event-ID).
-            raise ValueError(
-                "producer.mode: continue needs a resume cursor, which only framing sse has "
-                f"(Last-Event-ID); use restart with {self.framing}"
+            raise FieldError(
+                "continue needs a resume cursor, which only framing sse has "
+                f"(Last-Event-ID); use restart with {self.framing}",
+                path=("producer", "mode"),
             )
-        for name in ("messages", "envelope", "tokens"):
+        for name in PAYLOAD_NAMES:
             if name != self.payload and getattr(self, name) is not None:
-                raise ValueError(
-                    f"{name}: only for payload {name} (this link's payload is {self.payload})"
+                raise FieldError(
+                    f"only for payload {name} (this link's payload is {self.payload})",
+                    path=(name,),
                 )
 
     @property
@@ -214,7 +234,7 @@ class CountRange:
 
     def __post_init__(self) -> None:
         if self.max is not None and self.max < self.min:
-            raise ValueError(f"max: must be >= min ({self.min}) (got {self.max})")
+            raise FieldError(f"must be >= min ({self.min}) (got {self.max})", path=("max",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -232,9 +252,13 @@ class Expect:
 
     def __post_init__(self) -> None:
         if self.verdict is not None and self.any_of is not None:
-            raise ValueError("any_of: give either verdict or any_of, not both")
+            raise FieldError("give either verdict or any_of, not both", path=("any_of",))
         if (self.verdict, self.any_of, self.complete, self.accepted_messages) == (None,) * 4:
-            raise ValueError("give at least one of verdict, any_of, complete, accepted_messages")
+            raise FieldError("give at least one of verdict, any_of, complete, accepted_messages")
+
+
+#: sweep range ends: any value a key of ours can hold, seeds included
+SweepBound = Annotated[int, Ge(-MAX_SEED), Le(MAX_SEED)]
 
 
 @dataclass(frozen=True, slots=True)
@@ -242,16 +266,22 @@ class Span:
     """An integer sweep axis: from ``from`` (inclusive) to ``to`` (exclusive) by ``step``.
     ``to: end`` is the length of the stream, so ``{from: 0, to: end}`` visits every byte."""
 
-    start: int = field(metadata=yaml_key("from"))
-    stop: int | Literal["end"] = field(metadata=yaml_key("to"))
+    start: SweepBound = field(metadata=yaml_key("from"))
+    stop: SweepBound | Literal["end"] = field(metadata=yaml_key("to"))
     #: distance between two values
-    step: AtLeastOne = 1
+    step: Annotated[int, Ge(1), Le(MAX_SEED)] = 1
 
     def __post_init__(self) -> None:
         if self.stop != "end" and self.stop <= self.start:
-            raise ValueError(
-                f"stop: must be > from ({self.start}), else the range is empty (got {self.stop})"
+            raise FieldError(
+                f"must be > from ({self.start}), else the range is empty (got {self.stop})",
+                path=("to",),
             )
+
+    def size(self, end: int) -> int:
+        """How many values, without making them (a range can be far too long to count)."""
+        stop = end if self.stop == "end" else self.stop
+        return max(0, -(-(stop - self.start) // self.step))
 
     def values(self, end: int) -> range:
         """The concrete values, ``end`` standing for ``to: end``."""
@@ -295,7 +325,13 @@ class Scenario:
     #: axes to run the scenario across (read by harness.scenario.sweep)
     sweep: tuple[SweepAxis, ...] = field(default=(), metadata=CUSTOM)
     #: seed of the case's random choices (default: derived from the case id)
-    seed: int | None = None
+    seed: Annotated[int, Ge(0), Le(MAX_SEED)] | None = None
     #: time limit of each case, in milliseconds
     deadline_ms: Millis = 10000.0
     origin: Origin | None = field(default=None, metadata=INTERNAL)
+
+    def __post_init__(self) -> None:
+        for index, fault in enumerate(self.faults):
+            problem = heartbeat_problem(getattr(fault, "heartbeat", None), self.link.framing)
+            if problem is not None:
+                raise FieldError(problem, path=("faults", index, "heartbeat"))

@@ -16,9 +16,9 @@ from collections.abc import Callable
 from types import NoneType, UnionType
 from typing import Annotated, Any, Union, get_args, get_origin
 
-from harness.scenario.constraints import suggest
+from harness.config.constraints import suggest
+from harness.config.fields import yaml_fields
 from harness.scenario.errors import KeyPath, render_path
-from harness.scenario.fields import yaml_fields
 
 _SEGMENT_TEXT = r"[A-Za-z_][A-Za-z0-9_-]*(?:\[[0-9]+\])*"
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[[0-9]+\])*)")

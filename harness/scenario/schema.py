@@ -11,22 +11,21 @@ docstrings and ``#:`` comments above fields; rules between fields are restated i
 from __future__ import annotations
 
 import dataclasses
-import inspect
-import re
+import enum
 from types import NoneType, UnionType
 from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
-from harness.faults.base import Fault, Position
-from harness.faults.base import field_docs as docstring_field_docs
-from harness.scenario.fields import yaml_fields
+from harness.config.docs import class_doc, field_docs
+from harness.config.fields import yaml_fields
+from harness.faults.config import Fault
+from harness.faults.position import POSITION_SCHEMA, Position
 from harness.scenario.loader import FaultRegistry, default_registry
 from harness.scenario.model import Expect, Link, MessagesConfig, Scenario, Span
 from harness.scenario.paths import PATH_PATTERN
-from harness.scenario.position import POSITION_SCHEMA
+from reference_impl.payload import PAYLOAD_NAMES
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 _JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", NoneType: "null"}
-_PAYLOADS = ("messages", "envelope", "tokens")
 
 # Rules between fields that the classes enforce in __post_init__, said again for the schema.
 _EXTRAS: dict[type, dict[str, Any]] = {
@@ -41,9 +40,11 @@ _EXTRAS: dict[type, dict[str, Any]] = {
         "allOf": [
             {
                 "if": {"properties": {"payload": {"const": payload}}, "required": ["payload"]},
-                "then": {"not": {"anyOf": [{"required": [o]} for o in _PAYLOADS if o != payload]}},
+                "then": {
+                    "not": {"anyOf": [{"required": [o]} for o in PAYLOAD_NAMES if o != payload]}
+                },
             }
-            for payload in _PAYLOADS
+            for payload in PAYLOAD_NAMES
         ]
     },
     MessagesConfig: {
@@ -89,6 +90,8 @@ class _Builder:
             return {"anyOf": [self.of(option) for option in get_args(hint)]}
         if origin is Literal:
             return {"enum": list(get_args(hint))}
+        if isinstance(hint, type) and issubclass(hint, enum.Enum):
+            return {"type": "string", "enum": [member.value for member in hint]}
         if origin is tuple:
             return {"type": "array", "items": self.of(get_args(hint)[0])}
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
@@ -132,40 +135,6 @@ class _Builder:
             "propertyNames": {"pattern": PATH_PATTERN},
             "additionalProperties": {"anyOf": [{"type": "array", "minItems": 1}, self.ref(Span)]},
         }
-
-
-def class_doc(cls: type) -> str | None:
-    """The class docstring, unless it is the signature dataclasses writes when there is none."""
-    doc = cls.__doc__
-    if doc is None or doc.startswith(f"{cls.__name__}("):
-        return None
-    return inspect.cleandoc(doc)
-
-
-def field_docs(cls: type) -> dict[str, str]:
-    """Field name -> its text: the ``#:`` comment above it (or at the end of its line), else
-    its ``- ``name``: text`` line in the class docstring (the faults' style)."""
-    return docstring_field_docs(cls) | _comment_docs(cls)
-
-
-def _comment_docs(cls: type) -> dict[str, str]:
-    try:
-        lines = inspect.getsource(cls).splitlines()
-    except (OSError, TypeError):  # a class made at run time has no source
-        return {}
-    docs: dict[str, str] = {}
-    pending: list[str] = []
-    for line in lines:
-        text = line.strip()
-        if text.startswith("#:"):
-            pending.append(text[2:].strip())
-            continue
-        match = re.match(r"([A-Za-z_]\w*)\s*:(?!:)", text)
-        trailing = text.split("#:", 1)[1].strip() if "#:" in text else ""
-        if match and (pending or trailing):
-            docs.setdefault(match[1], " ".join([*pending, trailing]).strip())
-        pending = []
-    return docs
 
 
 def _is_json(value: object) -> bool:

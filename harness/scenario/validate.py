@@ -10,13 +10,14 @@ is then attached to that field's key and line (any other ValueError to the whole
 It never stops at the first mistake: each one is added to ``Issues`` and validation goes on with
 the siblings; a value that failed is ``INVALID``, and a mapping with an INVALID field is not
 constructed (its own cross-field rules would only repeat the news).
+
+``StrEnum`` types (framing and payload names) are read like a ``Literal`` of their values.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import enum
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from types import NoneType, UnionType
@@ -24,9 +25,10 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from harness.scenario.constraints import Constraint, finite, suggest
-from harness.scenario.errors import Issues, KeyPath, render_path
-from harness.scenario.fields import key_of, yaml_fields
+from harness.config.constraints import Constraint, finite, suggest
+from harness.config.fields import yaml_fields
+from harness.errors import FieldError, KeyPath, render_path
+from harness.scenario.errors import Issues
 from harness.scenario.nodes import (
     Pairs,
     TagError,
@@ -98,7 +100,7 @@ class Validator:
             return self._tuple(node, hint, path)
         if isinstance(hint, type) and dataclasses.is_dataclass(hint):
             return self._dataclass(node, hint, path, line)
-        if origin is Literal or hint in _SCALARS:
+        if origin is Literal or hint in _SCALARS or _is_enum(hint):
             return self._scalar(node, hint, path)
         raise TypeError(f"unsupported field type {hint!r} at {render_path(path) or 'the root'}")
 
@@ -132,6 +134,8 @@ class Validator:
         if problem is not None:
             self.issues.add(line_of(node), path, problem)
             return INVALID
+        if _is_enum(hint):
+            return hint(value)
         return float(value) if hint is float else value  # type: ignore[arg-type]
 
     def _union(self, node: Node, hint: Any, path: KeyPath, line: int) -> Any:
@@ -234,29 +238,21 @@ class Validator:
         try:
             obj = cls(**kwargs)
             self.rules.check(obj)
-        except ValueError as err:
-            self.post_init_issue(cls, str(err), pairs, path, line)
+        except FieldError as err:
+            # the rule names the key it is about: point there (the deepest key written)
+            where = list(err.path)
+            self.issues.add(_line_inside(pairs, where, line), (*path, *err.path), err.message)
+            return INVALID
+        except ValueError as err:  # a class that does not say which key: the mapping
+            self.issues.add(line, path, str(err))
             return INVALID
         return obj
 
-    def post_init_issue(self, cls: type, text: str, pairs: Pairs, path: KeyPath, line: int) -> None:
-        """Attach a ``ValueError`` from ``cls``: ``"field: message"`` (or ``"field.sub: ..."``,
-        for a key inside a nested mapping) goes to that key; anything else to the mapping."""
-        match = re.fullmatch(r"([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*): (.+)", text, re.DOTALL)
-        names = match[1].split(".") if match else []
-        key = key_of(cls, names[0]) if match else None
-        if match is None or key is None:
-            self.issues.add(line, path, text)
-            return
-        self.issues.add(
-            _line_inside(pairs, [key, *names[1:]], line), (*path, key, *names[1:]), match[2]
-        )
 
-
-def _line_inside(pairs: Pairs, keys: list[str], line: int) -> int:
+def _line_inside(pairs: Pairs, keys: list[str | int], line: int) -> int:
     """The line of the deepest of the nested ``keys`` that is written (else ``line``)."""
     for key in keys:
-        if key not in pairs:
+        if not isinstance(key, str) or key not in pairs:
             break
         key_node, value_node = pairs[key]
         line = line_of(key_node)
@@ -279,6 +275,8 @@ def scalar_problem(value: object, hint: Any) -> str | None:
         return scalar_problem(value, fits[0]) if fits else _expected(hint, value)
     if origin is Literal:
         return _literal_problem(value, get_args(hint))
+    if _is_enum(hint):
+        return _literal_problem(value, tuple(member.value for member in hint))
     if not _base_accepts(hint, value):
         hint_text = "; quote it" if hint is str and value is not None else ""
         return _expected(hint, value) + hint_text
@@ -309,6 +307,8 @@ def _base_accepts(hint: Any, value: object) -> bool:
         return any(_base_accepts(a, value) for a in get_args(hint))
     if origin is Literal:
         return any(type(value) is type(a) for a in get_args(hint))
+    if _is_enum(hint):
+        return isinstance(value, str)
     if hint is float:
         return isinstance(value, int | float) and not isinstance(value, bool)
     if hint is int:
@@ -316,6 +316,10 @@ def _base_accepts(hint: Any, value: object) -> bool:
     if hint is NoneType:
         return value is None
     return hint in (str, bool) and type(value) is hint
+
+
+def _is_enum(hint: Any) -> bool:
+    return isinstance(hint, type) and issubclass(hint, enum.Enum)
 
 
 def _family(rules: Rules, hint: Any) -> Tagged | None:
@@ -351,6 +355,8 @@ def describe_type(hint: Any) -> str:
         return " or ".join(parts) if parts else "null"
     if origin is Literal:
         return "one of " + ", ".join(repr(a) for a in get_args(hint))
+    if _is_enum(hint):
+        return "one of " + ", ".join(repr(member.value) for member in hint)
     if origin is tuple:
         return "a list"
     names = {

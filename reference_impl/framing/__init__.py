@@ -1,43 +1,61 @@
-"""The five framings, by the names scenarios use.
+"""The five framings, by the names scenarios use, as a table of modules imported on first use.
 
 Each framing module exposes ``client(options) -> ClientCodec`` and
-``server(options) -> ServerCodec``; see ``base.py`` for the contract.
+``server(options) -> ServerCodec``; see ``base.py`` for the contract. The table is lazy so that
+naming a framing (the scenario model, the reports) does not load h11, wsproto and h2.
 """
 
 from __future__ import annotations
 
-from types import ModuleType
+import importlib
+from enum import StrEnum
+from typing import TYPE_CHECKING
 
-from reference_impl.framing import grpc, length_prefixed, ndjson, sse, websocket
-from reference_impl.framing.base import ClientCodec, ServerCodec
 from reference_impl.framing.options import DEFAULT_MAX_MESSAGE_BYTES, FramingOptions
+
+if TYPE_CHECKING:
+    from reference_impl.framing.base import ClientCodec, ServerCodec
 
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "FRAMING_NAMES",
+    "FramingName",
     "FramingOptions",
     "make_client",
     "make_server",
 ]
 
-_MODULES: dict[str, ModuleType] = {
-    "length-prefixed": length_prefixed,
-    "ndjson": ndjson,
-    "sse": sse,
-    "websocket": websocket,
-    "grpc": grpc,
-}
 
-FRAMING_NAMES: tuple[str, ...] = tuple(_MODULES)
+class FramingName(StrEnum):
+    LENGTH_PREFIXED = "length-prefixed"
+    NDJSON = "ndjson"
+    SSE = "sse"
+    WEBSOCKET = "websocket"
+    GRPC = "grpc"
+
+
+FRAMING_NAMES: tuple[str, ...] = tuple(FramingName)
+
+_MODULES: dict[str, str] = {
+    FramingName.LENGTH_PREFIXED: "reference_impl.framing.length_prefixed",
+    FramingName.NDJSON: "reference_impl.framing.ndjson",
+    FramingName.SSE: "reference_impl.framing.sse",
+    FramingName.WEBSOCKET: "reference_impl.framing.websocket",
+    FramingName.GRPC: "reference_impl.framing.grpc",
+}
 
 
 def make_client(name: str, options: FramingOptions | None = None) -> ClientCodec:
     """A fresh consumer-side codec for framing ``name``."""
-    client: ClientCodec = _MODULES[name].client(options or FramingOptions())
+    client: ClientCodec = importlib.import_module(_MODULES[name]).client(
+        options or FramingOptions()
+    )
     return client
 
 
 def make_server(name: str, options: FramingOptions | None = None) -> ServerCodec:
     """A fresh producer-side codec for framing ``name``."""
-    server: ServerCodec = _MODULES[name].server(options or FramingOptions())
+    server: ServerCodec = importlib.import_module(_MODULES[name]).server(
+        options or FramingOptions()
+    )
     return server

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-DEFAULT_MAX_MESSAGE_BYTES = 16 * 1024 * 1024
+from reference_impl.defaults import MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
 
 
 @dataclass(frozen=True, slots=True)

@@ -3,3 +3,14 @@
 Each payload module has a producer side that makes deterministic frames lazily and a consumer
 side that checks whole frames as they arrive. All of them are sans-IO.
 """
+
+from enum import StrEnum
+
+
+class PayloadName(StrEnum):
+    MESSAGES = "messages"
+    ENVELOPE = "envelope"
+    TOKENS = "tokens"
+
+
+PAYLOAD_NAMES: tuple[str, ...] = tuple(PayloadName)

@@ -1,11 +1,12 @@
-"""Run one fault alone on trio memory channels, with a fake locator and recorder.
+"""Run one fault's stage alone on a virtual clock, with a fake locator and recorder.
 
-``await run_fault(fault, feed)`` (under the ``autojump_clock`` fixture) or ``run_fault_sync``
-(its own virtual clock: for Hypothesis) returns a ``Run``: every output item stamped with
-``trio.current_time()`` (to the nanosecond), the time each input item was taken by the fault,
-and the recorder's entries. ``feed`` items are sent at once, one after the other; ``(t, item)``
-pairs are sent at virtual time ``t``. The input channel is unbuffered, so ``Run.taken`` shows
-backpressure.
+``run_fault(fault, feed)`` returns a ``Run``: every output item stamped with the virtual time
+it came out (to the nanosecond), the time each input item was taken by the stage, and the
+recorder's entries.
+``feed`` items are offered one after the other, each as soon as the one before was taken;
+``(t, item)`` pairs are offered from virtual time ``t`` on. An item is taken only while the stage
+is ``accepting``, so ``Run.taken`` shows backpressure. After the last item the source ends
+(``End``). The clock jumps from event to event, as trio's autojump clock does for the proxy.
 """
 
 from __future__ import annotations
@@ -13,26 +14,18 @@ from __future__ import annotations
 import itertools
 import math
 import random
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from functools import partial
 
-import trio
-import trio.testing
+import pytest
 from hypothesis import strategies as st
 
-from harness.faults.base import (
-    Boundary,
-    Chunk,
-    Close,
-    Fault,
-    Heartbeat,
-    Item,
-    ItemRx,
-    LinkContext,
-    Position,
-    PositionError,
-)
+from harness.errors import FieldError, PositionError, render_path
+from harness.faults.config import Fault
+from harness.faults.items import Boundary, Chunk, Close, End, Heartbeat, Item
+from harness.faults.position import Position
+from harness.faults.stage import Chain, StageContext
 
 Feed = Sequence[Item | tuple[float, Item]]
 
@@ -55,6 +48,9 @@ class FakeLocator:
             return start + round(position.fraction * (end - start))
         return start + (position.frame_offset or 0)
 
+    def not_before(self, position: Position) -> int:
+        return self.offset(position)
+
     def frame_span(self, index: int) -> tuple[int, int]:
         if not 1 <= index <= len(self.spans):
             raise PositionError(f"no frame {index}")
@@ -68,7 +64,7 @@ class FakeLocator:
 class FakeRecorder:
     entries: list[tuple[str, int | None, str]] = field(default_factory=list)
 
-    def fault(self, name: str, offset: int | None, detail: str) -> None:
+    def fault(self, name: str, offset: int | None, detail: str, now: float) -> None:
         self.entries.append((name, offset, detail))
 
 
@@ -153,7 +149,7 @@ def closes_of(items: Sequence[Item]) -> list[tuple[int, Close]]:
     return found
 
 
-async def run_fault(
+def run_fault(
     fault: Fault,
     feed: Feed,
     *,
@@ -162,51 +158,85 @@ async def run_fault(
     started_at: float = 0.0,
     cancel_at: float = math.inf,
 ) -> Run:
-    """Feed ``feed`` through ``fault.pipe`` and collect what comes out (see the module doc);
-    the pipe is cancelled at virtual time ``cancel_at`` (for faults that wait forever)."""
+    """Feed ``feed`` through ``fault``'s stage and collect what comes out (see the module doc);
+    the run stops at virtual time ``cancel_at`` (for faults that wait forever)."""
     recorder = FakeRecorder()
-    ctx = LinkContext("downstream", FakeLocator(spans), recorder, random.Random(seed), started_at)
-    in_tx, in_rx = trio.open_memory_channel[Item](0)
-    out_tx, out_rx = trio.open_memory_channel[Item](0)
-    out: list[tuple[float, Item]] = []
-    taken: list[float] = []
-    closed_at = math.inf
-
-    async def produce() -> None:
-        async with in_tx:
-            for entry in feed:
-                if isinstance(entry, tuple):
-                    await trio.sleep_until(entry[0])
-                item = entry[1] if isinstance(entry, tuple) else entry
-                try:
-                    await in_tx.send(item)
-                except trio.BrokenResourceError:  # the pipe was cancelled and closed rx
-                    return
-                taken.append(now())
-
-    async def consume(rx: ItemRx) -> None:
-        nonlocal closed_at
-        async for item in rx:
-            out.append((now(), item))
-        closed_at = now()
-
-    async with trio.open_nursery() as nursery:
-        nursery.start_soon(produce)
-        nursery.start_soon(consume, out_rx)
-        with trio.move_on_at(cancel_at):
-            await fault.pipe(in_rx, out_tx, ctx)
-    return Run(out, taken, recorder.entries, closed_at)
+    ctx = StageContext("downstream", FakeLocator(spans), recorder, random.Random(seed), started_at)
+    sim = _Simulation(Chain([fault.stage(ctx)]), feed)
+    sim.run(cancel_at)
+    return Run(sim.out, sim.taken, recorder.entries, sim.closed_at)
 
 
-def now() -> float:
-    """``trio.current_time()`` to the nanosecond, so that sums of decimal delays compare
-    exactly (0.05 + 0.01 is 0.060000000000000005 in floats)."""
-    return round(trio.current_time(), 9)
+@dataclass
+class _Simulation:
+    """The proxy's loop for one direction, on a virtual clock: poll what is due, offer the next
+    item while the chain accepts, else jump to the next event."""
+
+    chain: Chain
+    feed: Feed
+    now: float = 0.0
+    out: list[tuple[float, Item]] = field(default_factory=list)
+    taken: list[float] = field(default_factory=list)
+    closed_at: float = math.inf
+    _next: int = 0
+    _ready: float = 0.0  # when the next item is offered
+
+    def run(self, cancel_at: float) -> None:
+        for _ in range(100_000):
+            wake = self.chain.wake_at
+            offered = self._offered() if self.chain.accepting else None
+            if wake is not None and wake <= self.now:
+                self._emit(self.chain.poll(self.now))
+            elif offered is not None and offered <= self.now:
+                self._take()
+            else:
+                upcoming = [t for t in (wake, offered) if t is not None and t > self.now]
+                if not upcoming or min(upcoming) >= cancel_at:
+                    break
+                self.now = min(upcoming)
+        if math.isinf(self.closed_at) and math.isfinite(cancel_at):
+            self.closed_at = cancel_at
+
+    def _offered(self) -> float | None:
+        """When the next input (or the end) is offered; None after the end."""
+        if self._next > len(self.feed):
+            return None
+        if self._next == len(self.feed):
+            return self._ready
+        entry = self.feed[self._next]
+        return max(entry[0], self._ready) if isinstance(entry, tuple) else self._ready
+
+    def _take(self) -> None:
+        if self._next == len(self.feed):
+            item: Item = End()
+        else:
+            entry = self.feed[self._next]
+            item = entry[1] if isinstance(entry, tuple) else entry
+            self.taken.append(now(self.now))
+        self._next += 1
+        self._ready = self.now
+        self._emit(self.chain.pipe(item, self.now))
+
+    def _emit(self, items: list[Item]) -> None:
+        for item in items:
+            if not math.isinf(self.closed_at):
+                return
+            if isinstance(item, Close | End):
+                self.closed_at = now(self.now)
+            if not isinstance(item, End):
+                self.out.append((now(self.now), item))
 
 
-def run_fault_sync(
-    fault: Fault, feed: Feed, *, spans: Sequence[tuple[int, int]] = (), seed: int = 0
-) -> Run:
-    """``run_fault`` in a fresh trio run on a virtual clock (for Hypothesis tests)."""
-    clock = trio.testing.MockClock(autojump_threshold=0)
-    return trio.run(partial(run_fault, fault, feed, spans=spans, seed=seed), clock=clock)
+def now(t: float) -> float:
+    """``t`` to the nanosecond, so that sums of decimal delays compare exactly (0.05 + 0.01 is
+    0.060000000000000005 in floats)."""
+    return round(t, 9)
+
+
+@contextmanager
+def raises_field(path: str) -> Iterator[None]:
+    """The block raises ``FieldError`` for the key ``path`` (``"at.frame"``): errors are tested
+    by where they point, not by their wording."""
+    with pytest.raises(FieldError) as caught:
+        yield
+    assert render_path(caught.value.path) == path

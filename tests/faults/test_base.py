@@ -1,4 +1,4 @@
-"""Pure helpers of harness.faults.base: chunk arithmetic, checks, field docs."""
+"""What every fault shares: chunk arithmetic, position rules, field checks, field docs."""
 
 from __future__ import annotations
 
@@ -6,17 +6,12 @@ import math
 
 import pytest
 
-from harness.faults.base import (
-    Chunk,
-    Position,
-    check_position,
-    check_range,
-    field_docs,
-    rewrite_chunk,
-    split_chunk,
-    split_every,
-)
+from harness.config.docs import field_docs
+from harness.errors import FieldError
+from harness.faults.items import Chunk, rewrite_chunk, split_chunk, split_every
 from harness.faults.kill import Kill
+from harness.faults.merge import Merge
+from harness.faults.position import Position
 from harness.faults.reconnect import Reconnect
 
 CHUNK = Chunk(b"abcdef", 10)
@@ -54,39 +49,32 @@ def test_rewrite_chunk_changes_only_the_overlap() -> None:
     assert rewrite_chunk(CHUNK, 16, 20, lambda p, old: 0) == (CHUNK, 0)
 
 
-def test_check_range_names_the_field() -> None:
-    check_range("delay_ms", 0, low=0)
-    for bad in (-1, math.nan, math.inf):
-        with pytest.raises(ValueError, match=r"^delay_ms: "):
-            check_range("delay_ms", bad, low=0)
-    with pytest.raises(ValueError, match=r"^mask: must be <= 255"):
-        check_range("mask", 256, low=1, high=255)
-
-
 @pytest.mark.parametrize(
-    ("position", "field"),
+    ("fields", "path"),
     [
-        (Position(), "at"),
-        (Position(offset=1, frame=2), "at"),
-        (Position(offset=-1), "at.offset"),
-        (Position(frame=0), "at.frame"),
-        (Position(frame=1, frame_offset=-1), "at.frame_offset"),
-        (Position(frame=1, fraction=1.5), "at.fraction"),
-        (Position(frame=1, fraction=0.5, frame_offset=1), "at"),
-        (Position(offset=1, frame_offset=1), "at"),
-        (Position(utf8_char=0), "at.utf8_char"),
-        (Position(utf8_char=1, char_byte=0), "at.char_byte"),
-        (Position(match=""), "at.match"),
-        (Position(after_ms=-5), "at.after_ms"),
-        (Position(after_ms=math.nan), "at.after_ms"),
+        ({}, ()),
+        ({"offset": 1, "frame": 2}, ()),
+        ({"offset": -1}, ("offset",)),
+        ({"frame": 0}, ("frame",)),
+        ({"frame": 1, "frame_offset": -1}, ("frame_offset",)),
+        ({"frame": 1, "fraction": 1.5}, ("fraction",)),
+        ({"frame": 1, "fraction": 0.5, "frame_offset": 1}, ("fraction",)),
+        ({"offset": 1, "frame_offset": 1}, ("frame_offset",)),
+        ({"utf8_char": 0}, ("utf8_char",)),
+        ({"utf8_char": 1, "char_byte": 0}, ("char_byte",)),
+        ({"match": ""}, ("match",)),
+        ({"after_ms": -5}, ("after_ms",)),
+        ({"after_ms": math.nan}, ("after_ms",)),
+        ({"offset": 2**40}, ("offset",)),
     ],
 )
-def test_check_position_rejects(position: Position, field: str) -> None:
-    with pytest.raises(ValueError, match=rf"^{field}: "):
-        check_position(position, time_ok=True)
+def test_a_position_checks_itself(fields: dict[str, object], path: tuple[str, ...]) -> None:
+    with pytest.raises(FieldError) as caught:
+        Position(**fields)  # type: ignore[arg-type]
+    assert caught.value.path == path
 
 
-def test_check_position_accepts_each_placement() -> None:
+def test_every_placement_is_a_position() -> None:
     for position in (
         Position(offset=0),
         Position(frame=3, fraction=1.0),
@@ -95,19 +83,22 @@ def test_check_position_accepts_each_placement() -> None:
         Position(match="[DONE]"),
         Position(after_ms=0),
     ):
-        check_position(position, time_ok=True)
+        assert position.anchor in ("offset", "frame", "utf8_char", "match", "after_ms")
 
 
-def test_check_position_rejects_time_when_not_ok() -> None:
-    with pytest.raises(ValueError, match=r"^at\.after_ms: "):
-        check_position(Position(after_ms=10), time_ok=False)
+def test_a_fault_that_needs_bytes_refuses_a_time() -> None:
+    with pytest.raises(FieldError) as caught:
+        Merge(at=Position(after_ms=10), count_frames=1)
+    assert caught.value.path == ("at", "after_ms")
 
 
 def test_every_fault_validates_direction_and_connection() -> None:
-    with pytest.raises(ValueError, match=r"^direction: "):
+    with pytest.raises(FieldError) as caught:
         Kill(at=Position(offset=1), direction="sideways")  # type: ignore[arg-type]
-    with pytest.raises(ValueError, match=r"^connection: "):
+    assert caught.value.path == ("direction",)
+    with pytest.raises(FieldError) as caught:
         Kill(at=Position(offset=1), connection=-1)
+    assert caught.value.path == ("connection",)
     assert Kill(at=Position(offset=1), connection=0, direction="upstream").connection == 0
 
 

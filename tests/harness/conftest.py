@@ -15,12 +15,14 @@ from pathlib import Path
 
 import trio
 
-from harness.faults.base import Fault, Locator
-from harness.locator import OffsetsLocator, WireLocator
-from harness.proxy import Proxy, ProxyConfig
-from harness.runner import stream_length
+from harness.faults.config import Fault
+from harness.faults.stage import Locator
+from harness.judging.timeline import Timeline
+from harness.link.locator import OffsetsLocator, PreparedLocator
+from harness.link.prepared import PreparedLink, prepare
+from harness.link.reference import prepared_link
+from harness.proxy.server import Proxy, ProxyConfig
 from harness.scenario import Case, expand, load_text
-from harness.timeline import Timeline
 from reference_impl import link as ref_link
 from reference_impl.payload import messages
 
@@ -128,18 +130,17 @@ def segment_facts(timeline: Timeline, direction: str = "downstream") -> list[tup
 TEXTS = ("first message", "second: h\u00e9llo \u20ac", "third", "fourth and last")
 
 
-def prefixed_link() -> tuple[ref_link.ExpectedWire, WireLocator]:
-    """Four length-prefixed messages (``TEXTS``): the expected wire and its locator."""
+def prefixed_link() -> tuple[PreparedLink, PreparedLocator]:
+    """Four length-prefixed messages (``TEXTS``): the prepared link and its locator."""
     spec = ref_link.LinkSpec(
         "length-prefixed", "messages", messages=messages.MessagesSpec(texts=TEXTS)
     )
-    expected = ref_link.expected_wire(spec)
-    datas = [m.data for m in ref_link.iter_payload(spec)]
-    return expected, WireLocator(spec.framing, expected, datas)
+    prepared = prepare(spec)
+    return prepared, PreparedLocator(prepared)
 
 
 def one_case(text: str) -> Case:
     """The single case of a one-scenario YAML text."""
     (scenario,) = load_text(text, "harness-test.yaml")
-    (case,) = expand(scenario, stream_length)
+    (case,) = expand(scenario, prepared_link)
     return case

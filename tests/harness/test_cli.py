@@ -172,7 +172,7 @@ def test_proxy_rejects_a_bad_faults_file_in_one_line(tmp_path: Path) -> None:
     frame = write(tmp_path, "frame.yaml", "faults:\n  - {kind: kill, at: {frame: 2}}\n")
     assert_bad_input(
         tearline("proxy", "--upstream", "127.0.0.1:1", "--faults", frame),
-        f"{frame}: faults[0].at: without the link's expected wire (upstream, or your own "
+        f"{frame}: faults[0].at.frame: without the link's expected wire (upstream, or your own "
         "producer) only offset and after_ms positions can be placed",
     )
     missing = tmp_path / "missing.yaml"
@@ -224,7 +224,14 @@ async def test_proxy_in_front_of_a_server_cuts_and_logs_the_fault(tmp_path: Path
     with trio.fail_after(20):
         async with trio.open_nursery() as nursery:
             upstream = await serve(nursery, sender(DATA))
-            argv = [PYTHON, "-m", "harness.cli", "proxy", "--upstream", f"{LOOPBACK}:{upstream}"]
+            argv = [
+                PYTHON,
+                "-m",
+                "harness.cli",
+                "proxy",
+                "--upstream",
+                f"{LOOPBACK}:{upstream}",
+            ]
             argv += ["--faults", str(faults), "--max-connections", "1"]
             process = await trio.lowlevel.open_process(argv, stderr=subprocess.PIPE)
             assert process.stderr is not None

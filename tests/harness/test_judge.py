@@ -7,9 +7,9 @@ from collections.abc import Sequence
 
 import pytest
 
-from harness.judge import Check, DeclaredFault, Judgement, Observation, judge
+from harness.judging.judge import Check, DeclaredFault, Judgement, Observation, judge
+from harness.judging.timeline import Timeline
 from harness.scenario import CountRange, Expect
-from harness.timeline import Timeline
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport
 
 VERIFIED = "RESULT_VERIFIED"

@@ -1,4 +1,4 @@
-"""Fault positions resolved against a known expected wire, and the ones that cannot exist.
+"""Fault positions resolved against a prepared link, and the ones that cannot exist.
 
 The wire is four length-prefixed messages (``TEXTS``)::
 
@@ -13,9 +13,17 @@ from __future__ import annotations
 
 import pytest
 
+from harness.errors import PositionError, render_path
 from harness.faults import BogusLength, DropFrame, Kill, ReorderFrames, Split
-from harness.faults.base import Fault, Position, PositionError
-from harness.locator import OffsetsLocator, WireLocator, check_positions, utf8_char_offset
+from harness.faults.config import Fault
+from harness.faults.position import Position
+from harness.link.locator import (
+    OffsetsLocator,
+    PreparedLocator,
+    check_positions,
+    utf8_char_offset,
+)
+from harness.link.prepared import prepare
 from reference_impl import link as ref_link
 from reference_impl.payload import messages
 from tests.harness.conftest import prefixed_link
@@ -57,37 +65,38 @@ def test_positions_resolve_to_exact_offsets(position: Position, offset: int) -> 
 
 
 @pytest.mark.parametrize(
-    ("position", "message"),
+    ("position", "path", "message"),
     [
-        (Position(offset=68), "offset: the stream has 67 bytes, not 68"),
-        (Position(frame=5), "frame: the stream has 4 frames, not 5"),
-        (Position(frame=2, frame_offset=22), "frame_offset: frame 2 has 22 bytes on the wire"),
-        (Position(utf8_char=3), "utf8_char: the stream has 2 multi-byte characters, not 3"),
-        (Position(utf8_char=1, char_byte=2), "char_byte: character 1 has 2 bytes"),
-        (Position(utf8_char=2, char_byte=3), "char_byte: character 2 has 3 bytes"),
-        (Position(match="nowhere"), "match: 'nowhere' does not occur in the stream"),
-        (Position(after_ms=5), "a time position (after_ms) has no byte offset"),
+        (Position(offset=68), "offset", "the stream has 67 bytes, not 68"),
+        (Position(frame=5), "frame", "the stream has 4 frames, not 5"),
+        (Position(frame=2, frame_offset=22), "frame_offset", "frame 2 has 22 bytes on the wire"),
+        (Position(utf8_char=3), "utf8_char", "the stream has 2 multi-byte characters, not 3"),
+        (Position(utf8_char=1, char_byte=2), "char_byte", "character 1 has 2 bytes"),
+        (Position(utf8_char=2, char_byte=3), "char_byte", "character 2 has 3 bytes"),
+        (Position(match="nowhere"), "match", "'nowhere' does not occur in the stream"),
+        (Position(after_ms=5), "after_ms", "a time position (after_ms) has no byte offset"),
     ],
 )
-def test_impossible_positions_say_why(position: Position, message: str) -> None:
+def test_impossible_positions_say_why(position: Position, path: str, message: str) -> None:
     with pytest.raises(PositionError) as caught:
         LOCATOR.offset(position)
-    assert str(caught.value) == message
+    assert (render_path(caught.value.path), caught.value.message) == (path, message)
 
 
 def test_frame_spans_and_length_fields() -> None:
     assert LOCATOR.frame_span(3) == (39, 48)
     assert LOCATOR.length_field(1) == (0, 4)
     assert LOCATOR.length_field(4) == (48, 4)
-    assert LOCATOR.stream_length == 67
-    with pytest.raises(PositionError, match=r"^frame: the stream has 4 frames, not 0$"):
+    assert EXPECTED.stream_length == 67
+    with pytest.raises(PositionError) as caught:
         LOCATOR.frame_span(0)
+    assert caught.value.path == ("frame",)
 
 
 def test_grpc_length_field_is_inside_the_http2_data_frame() -> None:
     spec = ref_link.LinkSpec("grpc", "messages", messages=messages.MessagesSpec(texts=("ab", "cd")))
-    expected = ref_link.expected_wire(spec)
-    locator = WireLocator("grpc", expected, [b"ab", b"cd"])
+    expected = prepare(spec)
+    locator = PreparedLocator(expected)
     start, _ = expected.spans[1]
     offset, width = locator.length_field(2)
     # A 9-byte HTTP/2 frame header, the compressed flag, then the u32 length.
@@ -97,9 +106,10 @@ def test_grpc_length_field_is_inside_the_http2_data_frame() -> None:
 
 def test_a_framing_without_length_prefix_has_no_length_field() -> None:
     spec = ref_link.LinkSpec("ndjson", "messages", messages=messages.MessagesSpec(texts=("a",)))
-    locator = WireLocator("ndjson", ref_link.expected_wire(spec), [b"a"])
-    with pytest.raises(PositionError, match=r"^frame 1: framing ndjson has no length prefix$"):
+    locator = PreparedLocator(prepare(spec))
+    with pytest.raises(PositionError) as caught:
         locator.length_field(1)
+    assert caught.value.path == ("frame",)
 
 
 def test_a_length_prefix_byte_is_not_a_character() -> None:
@@ -108,9 +118,9 @@ def test_a_length_prefix_byte_is_not_a_character() -> None:
     spec = ref_link.LinkSpec(
         "length-prefixed", "messages", messages=messages.MessagesSpec(texts=(text,))
     )
-    expected = ref_link.expected_wire(spec)
+    expected = prepare(spec)
     assert expected.wire[:5] == b"\x00\x00\x00\xc5a"
-    locator = WireLocator("length-prefixed", expected, [text.encode()])
+    locator = PreparedLocator(expected)
     assert locator.offset(Position(utf8_char=1)) == 4 + 195 + 1
 
 
@@ -130,48 +140,41 @@ def test_utf8_char_offset(wire: bytes, k: int, char_byte: int, offset: int) -> N
 def test_offsets_locator_places_byte_offsets_only() -> None:
     locator = OffsetsLocator()
     assert locator.offset(Position(offset=12)) == 12
-    with pytest.raises(PositionError, match=r"^without the link's expected wire"):
-        locator.offset(Position(frame=1))
-    with pytest.raises(PositionError, match=r"^frame positions need the link's expected wire$"):
-        locator.frame_span(1)
-    with pytest.raises(PositionError, match=r"^frame positions need the link's expected wire$"):
-        locator.length_field(1)
+    for call in (
+        lambda: locator.offset(Position(frame=1)),
+        lambda: locator.frame_span(1),
+        lambda: locator.length_field(1),
+    ):
+        with pytest.raises(PositionError) as caught:
+            call()
+        assert caught.value.path == ("frame",)
 
 
 @pytest.mark.parametrize(
     ("faults", "problem"),
     [
-        ((Kill(at=Position(frame=2)), Split(at=Position(after_ms=3))), ""),
-        (
-            (Split(at=Position(offset=1)), Kill(at=Position(frame=9))),
-            "faults[1].at: frame: the stream has 4 frames, not 9",
-        ),
-        ((DropFrame(frame=9),), "faults[0].frame: the stream has 4 frames, not 9"),
-        (
-            (ReorderFrames(frame=1, with_frame=7),),
-            "faults[0].with_frame: the stream has 4 frames, not 7",
-        ),
-        (
-            (BogusLength(frame=2, length=2**40),),
-            "faults[0].length: 1099511627776 does not fit a 4-byte length prefix",
-        ),
-        ((BogusLength(frame=5, length=1),), "faults[0].frame: the stream has 4 frames, not 5"),
-        (
-            (Kill(at=Position(match="x"), direction="upstream"),),
-            "faults[0].at: without the link's expected wire (upstream, or your own producer) "
-            "only offset and after_ms positions can be placed",
-        ),
-        ((Kill(at=Position(offset=3), direction="upstream"),), ""),
+        ((Kill(at=Position(frame=2)), Split(at=Position(after_ms=3))), None),
+        ((Split(at=Position(offset=1)), Kill(at=Position(frame=9))), "faults[1].at.frame"),
+        ((DropFrame(frame=9),), "faults[0].frame"),
+        ((ReorderFrames(frame=1, with_frame=7),), "faults[0].with_frame"),
+        ((BogusLength(frame=2, length=2**40),), "faults[0].length"),
+        ((BogusLength(frame=5, length=1),), "faults[0].frame"),
+        ((Kill(at=Position(match="x"), direction="upstream"),), "faults[0].at.match"),
+        ((Kill(at=Position(offset=3), direction="upstream"),), None),
     ],
 )
 def test_check_positions_names_the_first_fault_that_cannot_be_placed(
-    faults: tuple[Fault, ...], problem: str
+    faults: tuple[Fault, ...], problem: str | None
 ) -> None:
-    assert check_positions(faults, LOCATOR) == problem
+    found = check_positions(faults, LOCATOR)
+    assert (None if found is None else render_path(found.path)) == problem
 
 
 def test_check_positions_without_an_expected_wire() -> None:
     faults = (Kill(at=Position(offset=10**9)), DropFrame(frame=1))
-    assert check_positions(faults, OffsetsLocator()) == (
-        "faults[1].frame: frame positions need the link's expected wire"
+    found = check_positions(faults, OffsetsLocator())
+    assert found is not None
+    assert (found.path, found.message) == (
+        ("faults", 1, "frame"),
+        "frame positions need the link's expected wire",
     )

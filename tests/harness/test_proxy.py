@@ -11,7 +11,6 @@ import socket
 
 import trio
 
-from harness.drain import proc_key, wait_drained
 from harness.faults import (
     BogusLength,
     Corrupt,
@@ -21,8 +20,9 @@ from harness.faults import (
     Merge,
     Split,
 )
-from harness.faults.base import Position
-from harness.proxy import reset
+from harness.faults.position import Position
+from harness.proxy.drain import proc_key, wait_drained
+from harness.proxy.server import reset
 from tests.harness.conftest import (
     LOOPBACK,
     TEXTS,
@@ -289,7 +289,7 @@ async def test_a_fault_that_cannot_be_placed_resets_that_connection_only() -> No
     assert (clean.data, clean.end) == (DATA, "eof")
     (error,) = proxy.errors
     assert error == (
-        "connection 1: PositionError: faults[0].at: without the link's expected wire "
+        "connection 1: PositionError: faults[0].at.frame: without the link's expected wire "
         "(upstream, or your own producer) only offset and after_ms positions can be placed"
     )
 

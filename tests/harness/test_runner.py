@@ -13,10 +13,11 @@ import time
 
 import pytest
 
-from harness.external import command_for
-from harness.runner import CaseResult, link_spec, run_case, stream_length
+from harness.running.external import command_for
+from harness.judging.results import CaseResult
+from harness.link.reference import prepared_link
+from harness.running.runner import run_case
 from harness.scenario import Case, load_text
-from reference_impl import link as ref_link
 from tests.harness.conftest import PROGRAMS, PYTHON, fault_facts, one_case
 
 ENVELOPE_SSE = "{framing: sse, payload: envelope, envelope: {records: 20, chunk_records: 5}}"
@@ -50,14 +51,12 @@ def scenario(
 
 def wire_offset(case: Case, frame: int, fraction: float) -> int:
     """Where ``frame`` at ``fraction`` falls on the case's expected wire."""
-    spec = link_spec(case.scenario.link)
-    expected = ref_link.expected_wire(spec)
-    start, end = expected.spans[frame - 1]
+    start, end = prepared_link(case.scenario).spans[frame - 1]
     return start + int(fraction * (end - start))
 
 
 def payload_end(case: Case) -> int:
-    return ref_link.expected_wire(link_spec(case.scenario.link)).spans[-1][1]
+    return prepared_link(case.scenario).spans[-1][1]
 
 
 async def test_clean_envelope_passes() -> None:
@@ -70,7 +69,7 @@ async def test_clean_envelope_passes() -> None:
     assert result.report is not None
     assert result.report.error_code is None
     assert result.timeline.faults == []
-    size = len(ref_link.expected_wire(link_spec(case.scenario.link)).wire)
+    size = prepared_link(case.scenario).stream_length
     down = result.timeline.end_of(1, "downstream")
     assert down is not None
     assert (down.written, down.read) == (size, size)
@@ -109,7 +108,7 @@ async def test_a_position_that_does_not_exist_is_an_error() -> None:
     result = await run_case(case)
     assert (result.outcome, result.diagnosis) == (
         "error",
-        "faults[0].at: frame: the stream has 6 frames, not 99",
+        "faults[0].at.frame: the stream has 6 frames, not 99",
     )
     assert result.checks == ()
     assert result.report is None
@@ -138,7 +137,7 @@ async def test_a_length_fault_on_a_framing_without_lengths_is_an_error() -> None
     result = await run_case(case)
     assert (result.outcome, result.diagnosis) == (
         "error",
-        "faults[0].frame: frame 2: framing sse has no length prefix",
+        "faults[0].frame: framing sse has no length prefix in frame 2",
     )
 
 
@@ -243,7 +242,7 @@ def test_the_stream_of_a_link_above_the_cap_still_has_a_length() -> None:
     # `to: end` sweeps need the producer's stream, which the consumer's cap does not limit.
     text = f"name: t\ndescription: d\nlink: {TOO_SMALL}\nexpect: {{complete: false}}\n"
     (loaded,) = load_text(text)
-    assert stream_length(loaded) == 5 * (4 + 64)
+    assert prepared_link(loaded).stream_length == 5 * (4 + 64)
 
 
 async def test_a_correct_external_consumer_passes() -> None:
@@ -330,7 +329,7 @@ async def test_a_seed_replays_the_same_random_faults() -> None:
     # Every piece is 20-60 bytes, as declared, and the last cut is inside the stream.
     cuts = [0, *_slices(runs[0])]
     assert all(20 <= b - a <= 60 for a, b in itertools.pairwise(cuts))
-    assert cuts[-1] < len(ref_link.expected_wire(link_spec(case.scenario.link)).wire)
+    assert cuts[-1] < prepared_link(case.scenario).stream_length
     # The case's own seed (from its id) replays too.
     mine, mine_again = await run_case(case), await run_case(case)
     assert mine.seed == mine_again.seed == case.seed

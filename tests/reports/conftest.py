@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from harness.execute import run_all
-from harness.reports import write_reports
-from harness.runner import CaseResult
-from harness.scenario_commands import load_cases
+from harness.cli.scenario import load_cases
+from harness.judging.results import CaseResult
+from harness.reports.writer import write_reports
+from harness.running.execute import run_all
 
 DATA = Path(__file__).parent / "data"
 MIXED = DATA / "mixed.yaml"

@@ -12,9 +12,9 @@ from pathlib import Path
 
 from playwright.sync_api import sync_playwright
 
-from harness.execute import run_all
-from harness.reports import write_reports
-from harness.scenario_commands import load_cases
+from harness.cli.scenario import load_cases
+from harness.reports.writer import write_reports
+from harness.running.execute import run_all
 from tests.reports.conftest import MIXED
 from tests.reports.test_browser import FLAGS
 

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 
 import pytest
 
+from harness.judging.results import CaseResult
+from harness.judging.timeline import Timeline
 from harness.reports.drawing import (
     LANE_W,
     LANE_X,
@@ -16,8 +18,6 @@ from harness.reports.drawing import (
     timeline_svg,
     verdict_classes,
 )
-from harness.runner import CaseResult
-from harness.timeline import Timeline
 from tests.reports.conftest import by_name
 
 SVG = "{http://www.w3.org/2000/svg}"

@@ -8,12 +8,12 @@ from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from markupsafe import Markup
 
-from harness.judge import Check
+from harness.judging.judge import Check
+from harness.judging.results import CaseResult
+from harness.judging.timeline import Timeline
 from harness.reports.html import MAX_FAULT_ROWS, case_view, check_rows, glance, matrix
-from harness.reports.source import SourceReader
-from harness.runner import CaseResult
-from harness.timeline import Timeline
 from tests.reports.conftest import by_name
 
 
@@ -104,7 +104,7 @@ def test_long_fault_lists_are_cut_in_the_page(results: Sequence[CaseResult]) -> 
     for i in range(MAX_FAULT_ROWS + 10):
         timeline.fault(i / 1000, 1, "downstream", "slice", i, "1 B")
     result = dataclasses.replace(results[0], timeline=timeline)
-    view = case_view(0, result, None, SourceReader())
+    view = case_view(0, result, None, Markup())
     assert str(view.faults).count("<tr>") == MAX_FAULT_ROWS and view.faults_more == 10
     second = (
         "<tr><td>1.0</td><td>1</td><td>downstream</td><td>slice</td><td>1</td><td>1 B</td></tr>"

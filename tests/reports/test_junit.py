@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 import xmlschema
 
+from harness.judging.results import CaseResult
 from harness.reports.junit import junit_xml, xml_text
-from harness.runner import CaseResult
 from tests.reports.conftest import by_name
 
 XSD = Path(__file__).parent / "junit.xsd"

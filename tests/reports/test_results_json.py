@@ -11,9 +11,9 @@ from typing import Any
 import jsonschema
 import pytest
 
+from harness.judging.results import CaseResult
 from harness.reports import results_json
 from harness.reports.results_json import RESULTS_VERSION, jsonable, schema
-from harness.runner import CaseResult
 from harness.scenario.model import Span
 from tests.reports.conftest import COMMAND, by_name
 

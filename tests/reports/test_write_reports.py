@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from harness.cli import main
-from harness.reports import pcap_name, preload, write_pcaps, write_reports
-from harness.runner import CaseResult
+from harness.judging.results import CaseResult
+from harness.reports.writer import pcap_name, preload, write_pcaps, write_reports
 from tests.reports.conftest import MIXED
 
 

@@ -11,10 +11,11 @@ import jsonschema
 import pytest
 import yaml
 
-from harness.faults.base import Position
+from harness.config.fields import yaml_fields
+from harness.faults.position import Position
 from harness.scenario import Scenario, Span, expand, json_schema, load_text
-from harness.scenario.fields import yaml_fields
 from harness.scenario.paths import base_type
+from tests.scenario.toys import FixedShape
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md").read_text()
 SCHEMA = jsonschema.Draft202012Validator(json_schema())
@@ -57,5 +58,5 @@ def test_every_payload_has_a_complete_example() -> None:
 def test_the_examples_load_with_the_real_faults_and_expand(text: str) -> None:
     scenarios = load_text(text, "docs/example.yaml")
     for scenario in scenarios:
-        assert expand(scenario, lambda _: 100)
+        assert expand(scenario, lambda _: FixedShape(100))
     assert SCHEMA.is_valid(yaml.safe_load(text))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from harness.faults import Kill
-from harness.faults.base import Position
+from harness.faults.position import Position
 from harness.scenario import (
     ConsumerConfig,
     CountRange,

@@ -282,7 +282,7 @@ CASES: dict[str, tuple[str, int, str, str]] = {
         _faults("  - kind: kill\n    at:\n      frame: 2\n      fraction: 1.5\n"),
         9,
         "faults[0].at.fraction",
-        "between 0.0 and 1.0",
+        "must be <= 1 (got 1.5)",
     ),
     "fraction without frame": (
         _faults("  - kind: kill\n    at: {offset: 2, fraction: 0.5}\n"),

@@ -95,6 +95,7 @@ def test_field_comments_become_descriptions_and_defaults_are_given() -> None:
         "description": "time limit of each case, in milliseconds",
         "type": "number",
         "exclusiveMinimum": 0,
+        "maximum": 600000.0,
         "default": 10000.0,
     }
 

@@ -6,9 +6,9 @@ from collections.abc import Callable
 
 import pytest
 
-from harness.faults.base import Position
+from harness.faults.position import Position
 from harness.scenario import MAX_CASES, Scenario, ScenarioError, TokensConfig, expand, stable_seed
-from tests.scenario.toys import MINIMAL, issues, load
+from tests.scenario.toys import MINIMAL, FixedShape, issues, load
 
 CUT = """\
 name: cut
@@ -28,21 +28,21 @@ def _sweep(*axes: str) -> str:
     return CUT + "".join(f"  {axis}\n" for axis in axes)
 
 
-def _lengths(table: dict[str, int], calls: list[str]) -> Callable[[Scenario], int]:
-    def stream_length(scenario: Scenario) -> int:
+def _lengths(table: dict[str, int], calls: list[str]) -> Callable[[Scenario], FixedShape]:
+    def shape_of(scenario: Scenario) -> FixedShape:
         calls.append(scenario.link.framing)
-        return table[scenario.link.framing]
+        return FixedShape(table[scenario.link.framing])
 
-    return stream_length
+    return shape_of
 
 
-def _never(scenario: Scenario) -> int:
-    raise AssertionError("stream_length asked without `to: end`")
+def _never(scenario: Scenario) -> FixedShape:
+    raise AssertionError("the stream measured without `to: end`")
 
 
 def _cases(text: str, length: int = 0) -> list[tuple[str, int]]:
     [scenario] = load(text)
-    return [(case.case_id, case.seed) for case in expand(scenario, lambda _: length)]
+    return [(case.case_id, case.seed) for case in expand(scenario, lambda _: FixedShape(length))]
 
 
 # ---- validation
@@ -149,7 +149,7 @@ SWEEP_MISTAKES: dict[str, tuple[str, int, str, str]] = {
         _sweep("faults[0].at.char_byte: {from: 1, to: 6}").replace("{offset: 0}", "{utf8_char: 1}"),
         11,
         "sweep.faults[0].at.char_byte.to",
-        "must be 1, 2 or 3",
+        "must be <= 3 (got 5)",
     ),
     "a range over strings": (
         _sweep("link.framing: {from: 0, to: 3}"),
@@ -322,9 +322,9 @@ def test_too_many_cases_once_the_end_is_known(monkeypatch: pytest.MonkeyPatch) -
     limit keeps this test fast; the load-time check uses the real one, above)."""
     monkeypatch.setattr("harness.scenario.cases.MAX_CASES", 10)
     [scenario] = load(_sweep("faults[0].at.offset: {from: 0, to: end}", "seed: [1, 2]"))
-    assert len(expand(scenario, lambda _: 5)) == 10
+    assert len(expand(scenario, lambda _: FixedShape(5))) == 10
     with pytest.raises(ScenarioError) as caught:
-        expand(scenario, lambda _: 6)
+        expand(scenario, lambda _: FixedShape(6))
     assert "makes 12 cases; at most 10 are allowed" in caught.value.issues[0].message
 
 
@@ -342,16 +342,11 @@ def test_a_range_that_ends_before_it_starts_fails_at_expansion() -> None:
 
 def test_to_end_on_a_frame_offset_is_the_length_of_that_frame() -> None:
     """`faults[0].at.frame_offset: {from: 0, to: end}` visits every byte of the position's
-    frame: `end` comes from `frame_length(scenario, frame)`, not from the stream's length."""
+    frame: `end` comes from the shape's `frame_length(frame)`, not from the stream's length."""
     text = CUT.replace("at: {offset: 0}", "at: {frame: 2, frame_offset: 0}")
     [scenario] = load(text + "  faults[0].at.frame_offset: {from: 0, to: end}\n")
     asked: list[int] = []
-
-    def frame_length(s: Scenario, frame: int) -> int:
-        asked.append(frame)
-        return 3
-
-    cases = expand(scenario, _never, frame_length)
+    cases = expand(scenario, lambda _: FixedShape(100, 3, asked))
     assert asked == [2]
     assert [c.case_id for c in cases] == [
         "x::cut[frame_offset=0]",

@@ -12,7 +12,9 @@ import textwrap
 from dataclasses import dataclass
 from typing import ClassVar, Literal
 
-from harness.faults.base import BaseFault, Position
+from harness.errors import FieldError
+from harness.faults.config import BaseFault
+from harness.faults.position import Position
 from harness.scenario import Scenario, ScenarioError, load_text
 
 
@@ -36,7 +38,7 @@ class ToyLatency(BaseFault):
 
     def _validate(self) -> None:
         if self.delay_ms < 0:
-            raise ValueError(f"delay_ms: must be >= 0 (got {self.delay_ms:g})")
+            raise FieldError(f"must be >= 0 (got {self.delay_ms:g})", path=("delay_ms",))
         if self.jitter_ms > self.delay_ms:
             raise ValueError("jitter may not exceed the delay")  # no field named: whole fault
 
@@ -56,7 +58,22 @@ class ToyCorrupt(BaseFault):
 
     def _validate(self) -> None:
         if self.at.frame is not None and self.at.frame > 100:
-            raise ValueError(f"at.frame: at most 100 here (got {self.at.frame})")
+            raise FieldError(f"at most 100 here (got {self.at.frame})", path=("at", "frame"))
+
+
+@dataclass(frozen=True, slots=True)
+class FixedShape:
+    """A stream of ``stream_length`` bytes whose frames are all ``frame_bytes`` long (what
+    ``expand`` measures ``to: end`` with; the runner's is the prepared link)."""
+
+    stream_length: int
+    frame_bytes: int = 0
+    asked: list[int] | None = None
+
+    def frame_length(self, index: int) -> int:
+        if self.asked is not None:
+            self.asked.append(index)
+        return self.frame_bytes
 
 
 REGISTRY: dict[str, type] = {"kill": ToyKill, "latency": ToyLatency, "corrupt": ToyCorrupt}

@@ -9,8 +9,9 @@ from dataclasses import asdict
 
 import trio
 
-from harness import proxy_command, scenario_commands
-from harness.linkargs import (
+from harness.cli import proxy as proxy_command
+from harness.cli import scenario as scenario_commands
+from harness.cli.linkargs import (
     add_consumer_arguments,
     add_link_arguments,
     consumer_config,
@@ -113,5 +114,3 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
 
 
-if __name__ == "__main__":
-    sys.exit(main())

@@ -20,7 +20,6 @@ import subprocess
 import trio
 
 from harness.scenario import Link
-from reference_impl.consumer import ConsumerPolicy
 from reference_impl.report import ConsumerReport, ReportFormatError, from_json
 
 STDERR_TAIL = 300
@@ -65,7 +64,7 @@ async def _kill_group(process: trio.Process) -> None:
 
 
 async def run_external_consumer(
-    link: Link, policy: ConsumerPolicy, host: str, port: int
+    link: Link, host: str, port: int
 ) -> tuple[ConsumerReport | None, str]:
     """Run the user's consumer; (report, '') or (None, why there is none)."""
     argv, env = command_for(link, host, port)

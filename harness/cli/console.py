@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-import shlex
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
 from rich.console import Console
@@ -12,23 +11,21 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness.execute import Progress as ProgressCallback
-from harness.runner import CaseResult
+from harness.judging.results import OUTCOMES, CaseResult, Outcome, replay_command
 
 STYLES = {
-    "pass": "green",
-    "fail": "red",
-    "violation": "bold red",
-    "no_verdict": "magenta",
-    "inconclusive": "yellow",
-    "error": "bold yellow",
+    Outcome.PASS: "green",
+    Outcome.FAIL: "red",
+    Outcome.VIOLATION: "bold red",
+    Outcome.NO_VERDICT: "magenta",
+    Outcome.INCONCLUSIVE: "yellow",
+    Outcome.ERROR: "bold yellow",
 }
-ORDER = ("pass", "fail", "violation", "no_verdict", "inconclusive", "error")
 MAX_LISTED = 30
 
 
 @contextmanager
-def progress_bar(console: Console, total: int) -> Iterator[ProgressCallback]:
+def progress_bar(console: Console, total: int) -> Iterator[Callable[[CaseResult], None]]:
     """A progress bar on a terminal; nothing on a pipe (CI logs stay readable)."""
     if not console.is_terminal:
         yield lambda result: None
@@ -54,15 +51,8 @@ def progress_bar(console: Console, total: int) -> Iterator[ProgressCallback]:
         yield advance
 
 
-def replay_command(result: CaseResult) -> str:
-    return (
-        f"tearline run {shlex.quote(result.file)} -k {shlex.quote(result.case_id)} "
-        f"--seed {result.seed}"
-    )
-
-
 def print_summary(console: Console, results: Sequence[CaseResult], elapsed_s: float) -> None:
-    bad = [r for r in results if r.outcome != "pass"]
+    bad = [r for r in results if not r.passed]
     if bad:
         table = Table(title="cases that did not pass", show_lines=False, expand=False)
         for column in ("outcome", "case", "seed", "diagnosis"):
@@ -82,7 +72,7 @@ def print_summary(console: Console, results: Sequence[CaseResult], elapsed_s: fl
         )
     counts = Counter(r.outcome for r in results)
     totals = Table(title=f"{len(results)} cases in {elapsed_s:.1f} s")
-    for outcome in ORDER:
+    for outcome in OUTCOMES:
         totals.add_column(outcome, justify="right")
-    totals.add_row(*(f"[{STYLES[o]}]{counts.get(o, 0)}[/]" for o in ORDER))
+    totals.add_row(*(f"[{STYLES[o]}]{counts.get(o, 0)}[/]" for o in OUTCOMES))
     console.print(totals)

@@ -10,9 +10,21 @@ from __future__ import annotations
 
 import hashlib
 from dataclasses import dataclass, field
+from enum import StrEnum
 
 MAX_SEGMENTS = 20_000
 MAX_BYTES_PER_LEG = 4 * 1024 * 1024
+
+
+class HowEnded(StrEnum):
+    """How the proxy ended one leg (one direction of one connection)."""
+
+    EOF = "eof"  # the source ended; forwarded as a FIN (half-close)
+    FIN = "fin"  # a fault closed the connection gracefully
+    RST = "rst"  # a fault reset the connection
+    HALF = "half"  # a fault half-closed this direction
+    PEER_RST = "peer-rst"  # the source reset the connection
+    ERROR = "error"  # the destination was gone, or the proxy failed
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,7 +53,7 @@ class LegEnd:
     t: float
     connection: int
     direction: str
-    how: str  # "eof" (FIN forwarded) | "fin" | "rst" | "half" | "peer-rst" | "error" | "cancelled"
+    how: HowEnded
     written: int  # bytes written on this leg
     read: int  # bytes read from the source of this leg
 
@@ -121,7 +133,7 @@ class Timeline:
             FaultRecord(now - self.started, connection, direction, name, offset, detail)
         )
 
-    def ended(self, now: float, connection: int, direction: str, how: str, read: int) -> None:
+    def ended(self, now: float, connection: int, direction: str, how: HowEnded, read: int) -> None:
         written = self.leg(connection, direction).written
         self.ends.append(LegEnd(now - self.started, connection, direction, how, written, read))
 

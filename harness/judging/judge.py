@@ -17,11 +17,11 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from harness.judging.results import Check, Outcome, expected_label
+from harness.judging.timeline import Timeline
 from harness.scenario.model import CountRange, Expect
-from harness.timeline import Timeline
 from reference_impl.report import ConsumerReport
 
-OUTCOMES = ("pass", "fail", "violation", "no_verdict", "inconclusive", "error")
 CUTTING_FAULTS = frozenset({"kill", "reconnect"})
 
 
@@ -55,15 +55,8 @@ class Observation:
 
 
 @dataclass(frozen=True, slots=True)
-class Check:
-    name: str  # "I1".."I6", "expect"
-    ok: bool | None  # None: not judged for this case (says why in evidence)
-    evidence: str
-
-
-@dataclass(frozen=True, slots=True)
 class Judgement:
-    outcome: str
+    outcome: Outcome
     diagnosis: str
     checks: tuple[Check, ...] = field(default=())
 
@@ -171,19 +164,13 @@ def check_fidelity(obs: Observation) -> Check:
     return Check("I5", True, f"{len(obs.timeline.faults)} fault applications on the wire")
 
 
-def _expected_label(expect: Expect) -> str:
-    if expect.verdict is not None:
-        return expect.verdict
-    return " | ".join(expect.any_of or ())
-
-
 def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
     got = {report.verdict, report.error_code} - {None}
     problems: list[str] = []
     wanted = (expect.verdict,) if expect.verdict is not None else expect.any_of
     if wanted is not None and got.isdisjoint(wanted):
         problems.append(
-            f"expected verdict {_expected_label(expect)}, got {report.verdict}"
+            f"expected verdict {expected_label(expect)}, got {report.verdict}"
             + (
                 f" (error {report.error_code})"
                 if report.error_code and report.error_code != report.verdict
@@ -208,12 +195,12 @@ def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
 
 def judge(expect: Expect, obs: Observation) -> Judgement:
     if obs.harness_error:
-        return Judgement("error", obs.harness_error)
+        return Judgement(Outcome.ERROR, obs.harness_error)
     fidelity = check_fidelity(obs)
     if obs.report is None:
         why = obs.consumer_problem or "no report"
         return Judgement(
-            "no_verdict", f"I4: no verdict: {why}", (Check("I4", False, why), fidelity)
+            Outcome.NO_VERDICT, f"I4: no verdict: {why}", (Check("I4", False, why), fidelity)
         )
     report = obs.report
     i1, i3 = check_integrity(report, obs)
@@ -227,11 +214,13 @@ def judge(expect: Expect, obs: Observation) -> Judgement:
         check_expectation(report, expect),
     )
     if fidelity.ok is False:
-        return Judgement("inconclusive", f"I5: {fidelity.evidence}", checks)
+        return Judgement(Outcome.INCONCLUSIVE, f"I5: {fidelity.evidence}", checks)
     broken = [c for c in checks if c.name != "expect" and c.ok is False]
     if broken:
-        return Judgement("violation", "; ".join(f"{c.name}: {c.evidence}" for c in broken), checks)
+        return Judgement(
+            Outcome.VIOLATION, "; ".join(f"{c.name}: {c.evidence}" for c in broken), checks
+        )
     expectation = checks[-1]
     if expectation.ok is False:
-        return Judgement("fail", expectation.evidence, checks)
-    return Judgement("pass", expectation.evidence, checks)
+        return Judgement(Outcome.FAIL, expectation.evidence, checks)
+    return Judgement(Outcome.PASS, expectation.evidence, checks)

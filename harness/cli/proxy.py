@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
-    from harness.faults.base import Fault
+    from harness.faults.config import Fault
 
-from harness.linkargs import hostport
+from harness.cli.linkargs import hostport
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -46,8 +46,8 @@ def _log(note: str) -> None:
 
 
 async def _serve(args: argparse.Namespace, faults: tuple[Fault, ...]) -> str:
-    from harness.proxy import Proxy, ProxyConfig  # noqa: PLC0415 - see the imports above
-    from harness.timeline import Timeline  # noqa: PLC0415
+    from harness.judging.timeline import Timeline  # noqa: PLC0415
+    from harness.proxy.server import Proxy, ProxyConfig  # noqa: PLC0415 - see the imports above
 
     """Serve until ``--max-connections`` closed (or Ctrl-C); '' or why it could not listen."""
     timeline = Timeline()
@@ -81,7 +81,7 @@ async def _serve(args: argparse.Namespace, faults: tuple[Fault, ...]) -> str:
 
 
 def proxy(args: argparse.Namespace) -> int:
-    from harness.locator import OffsetsLocator, check_positions  # noqa: PLC0415
+    from harness.link.locator import OffsetsLocator, check_positions  # noqa: PLC0415
     from harness.scenario import ScenarioError  # noqa: PLC0415
     from harness.scenario.loader import load_faults_file  # noqa: PLC0415
 

@@ -12,7 +12,7 @@ from collections.abc import Callable, Sequence
 
 import trio
 
-from harness.runner import CaseResult, error_result, run_case
+from harness.running.runner import CaseResult, error_result, run_case
 from harness.scenario import Case
 
 IN_FLIGHT_PER_PROCESS = 8

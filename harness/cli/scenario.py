@@ -12,7 +12,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.scenario.errors import ScenarioError
-from harness.selection import SelectionError, matches
+from harness.scenario.selection import SelectionError, matches
 
 if TYPE_CHECKING:
     from harness.scenario import Case
@@ -109,10 +109,10 @@ def _fail(message: str) -> int:
 
 def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
     """Load, validate and expand; raises ScenarioError / SelectionError."""
-    from harness.runner import frame_length, stream_length  # noqa: PLC0415
+    from harness.link.reference import prepared_link  # noqa: PLC0415
     from harness.scenario import expand, load_paths  # noqa: PLC0415
 
-    cases = [case for s in load_paths(paths) for case in expand(s, stream_length, frame_length)]
+    cases = [case for s in load_paths(paths) for case in expand(s, prepared_link)]
     return [case for case in cases if matches(select, case.case_id)] if select else cases
 
 
@@ -128,8 +128,8 @@ def targeted_cases(args: argparse.Namespace) -> list[Case]:
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console  # noqa: PLC0415
 
-    from harness.console import print_summary, progress_bar  # noqa: PLC0415
-    from harness.execute import run_all  # noqa: PLC0415
+    from harness.cli.console import print_summary, progress_bar  # noqa: PLC0415
+    from harness.running.execute import run_all  # noqa: PLC0415
 
     console = Console(stderr=False)
     try:
@@ -146,7 +146,7 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     print_summary(console, results, elapsed)
     if args.report:
-        from harness.reports import write_reports  # noqa: PLC0415 - scapy etc. only when asked
+        from harness.reports.writer import write_reports  # noqa: PLC0415 - scapy etc. only when asked
 
         written = write_reports(
             results,
@@ -156,7 +156,7 @@ def run(args: argparse.Namespace) -> int:
             command=["tearline", *sys.argv[1:]],
         )
         console.print(f"reports: {written}", soft_wrap=True)
-    return 0 if all(r.outcome == "pass" for r in results) else 1
+    return 0 if all(r.passed for r in results) else 1
 
 
 def validate(args: argparse.Namespace) -> int:

@@ -1,0 +1,5 @@
+"""The ``tearline`` command line."""
+
+from harness.cli.main import main
+
+__all__ = ["main"]

@@ -1,0 +1,28 @@
+"""Upper bounds of every number a scenario or a fault may hold, checked when it is loaded.
+
+A number past these is a mistake (``records: 10^30``, ``size_bytes: 2^63``), not a test: each
+bound is what a 2-core, 24 GiB machine runs within a case's deadline, with room to spare. The
+bounds are documented in ``docs/scenario-format.md`` (section "Limits").
+"""
+
+from __future__ import annotations
+
+#: durations, delays, timeouts, deadlines and time positions: 10 minutes
+MAX_DURATION_MS = 600_000.0
+#: byte offsets and byte sizes inside one stream: 1 GiB
+MAX_BYTES = 1 << 30
+#: frame indices, character indices and other counts of things in one stream
+MAX_COUNT = 10_000_000
+#: messages of a generated ``messages`` payload, records of an envelope, tokens of a token stream
+MAX_MESSAGES = 1_000_000
+#: bytes of one generated message, and the largest message a codec may be told to accept
+MAX_MESSAGE_BYTES = 64 << 20
+#: bytes of the whole stream a scenario's payload makes on the wire (kept in memory to place
+#: faults): 256 MiB
+MAX_STREAM_BYTES = 256 << 20
+#: rates, in bytes per second: 10 GB/s is faster than loopback
+MAX_RATE_BYTES_PER_S = 10_000_000_000
+#: reconnects of one case
+MAX_RECONNECTS = 1_000
+#: seeds: 64-bit
+MAX_SEED = (1 << 64) - 1

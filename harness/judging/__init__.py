@@ -1,0 +1,1 @@
+"""Judging (pure): the wire timeline, the judge, and the results model."""

@@ -1,0 +1,102 @@
+"""The results model (pure): what one judged case is, for the console, every report and pytest.
+
+``Outcome`` is the one spelling of a case's outcome; ``CaseResult`` carries the outcome, the
+evidence (``Check``) and what the reports draw (the consumer's report, the wire timeline, the
+clean stream's message spans). ``replay_command`` is the command that runs the same case again,
+against the same consumer and producer.
+"""
+
+from __future__ import annotations
+
+import shlex
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from harness.judging.timeline import Timeline
+from harness.scenario.model import Expect
+from reference_impl.report import ConsumerReport
+
+
+class Outcome(StrEnum):
+    """A case's outcome, in the order the judge decides them (see ``judge.py``)."""
+
+    PASS = "pass"
+    FAIL = "fail"
+    VIOLATION = "violation"
+    NO_VERDICT = "no_verdict"
+    INCONCLUSIVE = "inconclusive"
+    ERROR = "error"
+
+
+OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
+
+
+@dataclass(frozen=True, slots=True)
+class Check:
+    """One piece of evidence: an invariant ("I1".."I6") or the expectation ("expect")."""
+
+    name: str
+    ok: bool | None  # None: not judged for this case (``evidence`` says why)
+    evidence: str
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """Whose programs a case ran against: ``None`` is the reference consumer or producer."""
+
+    consumer: tuple[str, ...] | None = None
+    upstream: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class CaseResult:
+    case_id: str
+    scenario: str
+    file: str
+    line: int
+    seed: int
+    outcome: Outcome
+    diagnosis: str
+    checks: tuple[Check, ...]
+    framing: str
+    payload: str
+    fault_kinds: tuple[str, ...]
+    expected: str
+    params: tuple[tuple[str, object], ...]
+    duration_s: float
+    report: ConsumerReport | None
+    timeline: Timeline = field(repr=False)
+    #: bytes of the clean producer->consumer stream (None: an external producer)
+    wire_bytes: int | None = None
+    #: ``[start, end)`` of the first messages on that clean stream (for drawings)
+    frames: tuple[tuple[int, int], ...] = field(default=(), repr=False)
+    target: Target = Target()
+
+    @property
+    def passed(self) -> bool:
+        return self.outcome is Outcome.PASS
+
+
+def expected_label(expect: Expect) -> str:
+    """The verdict part of an expectation: ``X`` or ``X | Y``."""
+    if expect.verdict is not None:
+        return expect.verdict
+    return " | ".join(expect.any_of or ())
+
+
+def expectation_text(expect: Expect) -> str:
+    """An expectation in one line, as the reports show it: ``X, complete=False``."""
+    parts = [expected_label(expect)]
+    if expect.complete is not None:
+        parts.append(f"complete={expect.complete}")
+    return ", ".join(p for p in parts if p)
+
+
+def replay_command(result: CaseResult) -> str:
+    """The command that runs exactly this case again: same file, id, seed and programs."""
+    words = ["tearline", "run", result.file, "-k", result.case_id, "--seed", str(result.seed)]
+    if result.target.consumer is not None:
+        words += ["--consumer", shlex.join(result.target.consumer)]
+    if result.target.upstream is not None:
+        words += ["--upstream", result.target.upstream]
+    return shlex.join(words)

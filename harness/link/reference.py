@@ -1,0 +1,91 @@
+"""A scenario's ``link`` as the reference link's configs: the one place the two models meet.
+
+The scenario model (``harness.scenario.model``) says what a QA engineer writes; the reference
+producer, consumer and codecs have configs of their own (``LinkSpec``, ``ConsumerConfig``,
+``ConsumerPolicy``, ``ProducerConfig``). Both take their defaults from
+``reference_impl.defaults``, and this module maps one onto the other, field by field, for the
+runner, the external-consumer contract and the command line alike.
+"""
+
+from __future__ import annotations
+
+from harness.link.prepared import PreparedLink, prepare
+from harness.scenario.model import EnvelopeConfig, Link, MessagesConfig, Scenario, TokensConfig
+from reference_impl.framing import FramingOptions
+from reference_impl.link import LinkSpec, ProducerConfig
+from reference_impl.payload import envelope, messages, tokens
+from reference_impl.session import ConsumerConfig, ConsumerPolicy
+
+
+def framing_options(link: Link) -> FramingOptions:
+    options = link.framing_options
+    return FramingOptions(
+        max_message_bytes=options.max_message_bytes,
+        sse_body=options.sse_body,
+        ws_text=options.ws_text,
+        ws_fragment_bytes=options.ws_fragment_bytes,
+    )
+
+
+def link_spec(link: Link) -> LinkSpec:
+    """The reference link for a scenario's ``link`` section."""
+    config = link.payload_config
+    base = LinkSpec(framing=link.framing, payload=link.payload, options=framing_options(link))
+    if isinstance(config, MessagesConfig):
+        spec = messages.MessagesSpec(config.message_count, config.message_bytes, config.texts)
+        return LinkSpec(base.framing, base.payload, messages=spec, options=base.options)
+    if isinstance(config, EnvelopeConfig):
+        spec_e = envelope.EnvelopeSpec(config.records, config.chunk_records)
+        return LinkSpec(base.framing, base.payload, envelope=spec_e, options=base.options)
+    assert isinstance(config, TokensConfig)
+    spec_t = tokens.TokenStreamSpec(
+        config.profile,
+        tokens.default_tokens(config.count, 0),
+        advertise_length=config.advertise_length,
+        send_completion=config.send_completion,
+    )
+    return LinkSpec(base.framing, base.payload, tokens=spec_t, options=base.options)
+
+
+def consumer_config(link: Link, spec: LinkSpec | None = None) -> ConsumerConfig:
+    """What the reference consumer's pure core is told."""
+    spec = spec or link_spec(link)
+    consumer = link.consumer
+    return ConsumerConfig(
+        framing=link.framing,
+        payload=link.payload,
+        token_profile=spec.tokens.profile,
+        framing_options=spec.options,
+        incomplete_message_timeout_s=consumer.incomplete_message_timeout_ms / 1000,
+        idle_timeout_s=consumer.idle_timeout_ms / 1000,
+        accept_partial_at_safe_boundary=consumer.accept_partial_at_safe_boundary,
+        resume=link.producer.mode == "continue",
+        unframed=consumer.unframed,
+    )
+
+
+def consumer_policy(link: Link, spec: LinkSpec | None = None) -> ConsumerPolicy:
+    """What the reference consumer's shell is told."""
+    consumer = link.consumer
+    return ConsumerPolicy(
+        consumer_config(link, spec),
+        read_bytes=consumer.read_bytes,
+        max_reconnects=consumer.max_reconnects,
+        pause_at_message=consumer.pause_at_message,
+        pause_ms=consumer.pause_ms,
+    )
+
+
+def producer_config(link: Link, spec: LinkSpec | None = None) -> ProducerConfig:
+    """What the reference producer serves."""
+    return ProducerConfig(
+        spec or link_spec(link),
+        resume=link.producer.mode == "continue",
+        channel_capacity=link.producer.channel_capacity_chunks,
+    )
+
+
+def prepared_link(scenario: Scenario) -> PreparedLink:
+    """The prepared link of a scenario (``FieldError`` if the reference link cannot make
+    it); what sweep expansion measures ``to: end`` with."""
+    return prepare(link_spec(scenario.link))

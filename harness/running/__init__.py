@@ -1,0 +1,1 @@
+"""Running cases (trio): one case in one nursery, many over worker processes, users' programs."""

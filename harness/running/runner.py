@@ -1,0 +1,176 @@
+"""Run one case: producer, proxy and consumer in one nursery, under the case's deadline.
+
+The case's link is prepared once (``harness.link.prepared``: the clean stream and where its
+messages are), its fault positions are checked against it before anything listens, and
+whatever happens (a hung or crashed consumer, an unreachable upstream, a position the stream
+does not have) ends as a judged ``CaseResult``: the runner never raises for a case. Harness
+errors become the ``error`` outcome here, and only here.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+
+import trio
+
+from harness.errors import HarnessError
+from harness.faults.stage import LinkShape, Locator
+from harness.judging.judge import DeclaredFault, Observation, judge
+from harness.judging.results import CaseResult, Check, Outcome, Target, expectation_text
+from harness.judging.timeline import Timeline
+from harness.link.locator import OffsetsLocator, PreparedLocator, check_positions
+from harness.link.prepared import MAX_SPANS_KEPT, PreparedLink, prepare
+from harness.link.reference import consumer_policy, link_spec, producer_config
+from harness.proxy.server import Proxy, ProxyConfig
+from harness.running.external import run_external_consumer
+from harness.scenario import Case, Link
+from reference_impl.consumer import run_consumer
+from reference_impl.link import LinkSpec
+from reference_impl.producer import Producer
+from reference_impl.report import ConsumerReport
+
+SETTLE_S = 0.5  # after the verdict: let the proxy record how each leg ended
+LOOPBACK = "127.0.0.1"
+
+
+@dataclass(slots=True)
+class _Run:
+    report: ConsumerReport | None = None
+    problem: str = ""
+
+
+async def _consume(link: Link, spec: LinkSpec, port: int, run: _Run) -> None:
+    if link.consumer.command is None:
+        run.report = await run_consumer(LOOPBACK, port, consumer_policy(link, spec))
+        return
+    run.report, run.problem = await run_external_consumer(link, LOOPBACK, port)
+
+
+def _target(link: Link) -> Target:
+    return Target(consumer=link.consumer.command, upstream=link.producer.upstream)
+
+
+async def run_case(case: Case, seed: int | None = None) -> CaseResult:
+    """Run and judge one case; never raises for anything the case does."""
+    started = time.monotonic()
+    scenario, seed = case.scenario, case.seed if seed is None else seed
+    link = scenario.link
+    spec = link_spec(link)
+    external = link.producer.upstream is not None
+    timeline = Timeline()
+    run, producer = _Run(), Producer(producer_config(link, spec))
+    known: PreparedLink | None = None
+    try:
+        known = None if external else prepare(spec)
+        locator = OffsetsLocator() if known is None else PreparedLocator(known)
+        problem = check_positions(scenario.faults, locator)
+        if problem is not None:
+            raise problem
+        harness_error = await _run_wired(case, seed, spec, locator, producer, timeline, run)
+    except HarnessError as err:
+        harness_error = err.text
+    obs = Observation(
+        report=run.report,
+        timeline=timeline,
+        declared=tuple(DeclaredFault(f.kind, f.connection, f.direction) for f in scenario.faults),
+        producer_sent=None if external else tuple(tuple(c.sent) for c in producer.log.connections),
+        producer_max_held=None
+        if external
+        else max((c.max_held for c in producer.log.connections), default=0),
+        channel_capacity=link.producer.channel_capacity_chunks,
+        payload_end=None if known is None else known.commit_end,
+        content_messages=None if known is None else known.content_messages,
+        resumes=link.producer.mode == "continue",
+        consumer_problem=run.problem,
+        harness_error=harness_error,
+    )
+    verdict = judge(scenario.expect, obs)
+    outcome = (verdict.outcome, verdict.diagnosis, verdict.checks)
+    return _result(case, seed, outcome, started, run.report, timeline, known)
+
+
+def _result(
+    case: Case,
+    seed: int,
+    judged: tuple[Outcome, str, tuple[Check, ...]],
+    started: float,
+    report: ConsumerReport | None,
+    timeline: Timeline,
+    known: PreparedLink | None,
+) -> CaseResult:
+    scenario, link = case.scenario, case.scenario.link
+    outcome, diagnosis, checks = judged
+    origin = scenario.origin
+    return CaseResult(
+        case_id=case.case_id,
+        scenario=scenario.name,
+        file=origin.file if origin else "",
+        line=origin.line if origin else 0,
+        seed=seed,
+        outcome=outcome,
+        diagnosis=diagnosis,
+        checks=checks,
+        framing=link.framing,
+        payload=link.payload,
+        fault_kinds=tuple(f.kind for f in scenario.faults),
+        expected=expectation_text(scenario.expect),
+        params=case.params,
+        duration_s=time.monotonic() - started if started else 0.0,
+        report=report,
+        timeline=timeline,
+        wire_bytes=None if known is None else known.stream_length,
+        frames=() if known is None else known.spans[:MAX_SPANS_KEPT],
+        target=_target(link),
+    )
+
+
+def error_result(case: Case, seed: int | None, message: str) -> CaseResult:
+    """The result of a case the harness itself failed to run (a bug, never the consumer's)."""
+    seed = case.seed if seed is None else seed
+    return _result(case, seed, (Outcome.ERROR, message, ()), 0.0, None, Timeline(), None)
+
+
+async def _upstream(link: Link, producer: Producer, nursery: trio.Nursery) -> tuple[str, int]:
+    if link.producer.upstream is not None:
+        host, _, port = link.producer.upstream.rpartition(":")
+        return host.strip("[]"), int(port)
+    port = await nursery.start(producer.serve, LOOPBACK, 0)
+    return LOOPBACK, port
+
+
+async def _run_wired(
+    case: Case,
+    seed: int,
+    spec: LinkSpec,
+    locator: Locator,
+    producer: Producer,
+    timeline: Timeline,
+    run: _Run,
+) -> str:
+    """Producer, proxy and consumer in one nursery; returns a harness error or ''."""
+    scenario = case.scenario
+    link = scenario.link
+    deadline_s = scenario.deadline_ms / 1000
+    proxy: Proxy | None = None  # stays None if the deadline passes before it exists
+    with trio.move_on_after(deadline_s) as scope:
+        async with trio.open_nursery() as nursery:
+            upstream = await _upstream(link, producer, nursery)
+            config = ProxyConfig(
+                upstream,
+                scenario.faults,
+                seed=seed,
+                locators=lambda d, n: locator if d == "downstream" else OffsetsLocator(),
+                shape=LinkShape(link.framing, link.framing_options.sse_body == "chunked"),
+            )
+            proxy = Proxy(config, timeline)
+            port = await nursery.start(proxy.serve, LOOPBACK, 0)
+            await _consume(link, spec, port, run)
+            with trio.move_on_after(SETTLE_S):
+                await proxy.wait_idle()
+            nursery.cancel_scope.cancel()
+    if scope.cancelled_caught and run.report is None and not run.problem:
+        run.problem = f"no verdict within the case deadline ({scenario.deadline_ms:g} ms)"
+    # The proxy's own failures (unreachable upstream, a fault that could not run) mean the
+    # consumer was not tested as declared, whatever it concluded.
+    return "; ".join(proxy.errors) if proxy is not None else ""

@@ -1,0 +1,44 @@
+"""Where things sit inside the bytes one message occupies on the wire, per framing.
+
+The dry run (``reference_impl.link.expected_wire``) records the span of bytes the producer's
+codec wrote for each message. What lies where inside a span is framing knowledge, kept here:
+
+- ``commit_end``: the offset at which a consumer has the whole message and hands it on. It is
+  the span's end, except on a chunked SSE body: the event is dispatched at its blank line, and
+  the chunk's closing CRLF after it is HTTP transport.
+- ``length_field``: ``(offset, width)`` of the length prefix of a framing that has one
+  (``length-prefixed``: a u32 at the span's start; ``grpc``: the u32 after the compressed
+  flag, inside the HTTP/2 DATA frame).
+"""
+
+from __future__ import annotations
+
+import struct
+
+from reference_impl.framing.options import FramingOptions
+
+LENGTH_WIDTH = 4
+_CHUNK_TRAILER = len(b"\r\n")
+
+
+def commit_end(framing: str, options: FramingOptions, span: tuple[int, int]) -> int:
+    if framing == "sse" and options.sse_body == "chunked":
+        return span[1] - _CHUNK_TRAILER
+    return span[1]
+
+
+def length_field(
+    framing: str, wire: bytes, span: tuple[int, int], data: bytes
+) -> tuple[int, int] | None:
+    """None when the framing has no length prefix (or it is not where it should be)."""
+    if framing == "length-prefixed":
+        head = struct.pack(">I", len(data))
+    elif framing == "grpc":
+        head = b"\x00" + struct.pack(">I", len(data))
+    else:
+        return None
+    start, end = span
+    found = wire.find(head + data[:16], start, end)
+    if found < 0:
+        return None
+    return found + len(head) - LENGTH_WIDTH, LENGTH_WIDTH
