@@ -30,11 +30,12 @@ from typing import Any
 
 import trio
 
-from reference_impl.consumer import ConsumerPolicy, run_consumer
+from reference_impl.consumer import run_consumer
+from reference_impl.consumer_config import ConsumerPolicy
 from reference_impl.link import LinkSpec
 from reference_impl.payload.envelope import EnvelopeSpec
 from reference_impl.producer import Producer, ProducerConfig
-from reference_impl.session import ConsumerConfig
+from reference_impl.consumer_config import ConsumerConfig
 
 MIB = 1024 * 1024
 RECORDS = (10_000, 1_000_000)

@@ -1,34 +1,51 @@
-"""What writing the reports adds to a 1,000-case run.
+"""What the reports cost: writing them after a run, and opening the page at 10^4 cases.
 
-Run with ``python -m benchmarks.bench_reports``. The script writes a scenario file of 1,000 cases
-(950 passing cut sweeps across the five framings, 50 failing cases: 5 %) and runs them as
-``tearline run --jobs 2`` does (the fastest kind of case there is, so the hardest ratio to meet).
-Then it times ``write_reports`` with pcaps of the failing cases only, cold, each time in a fresh
-process that has imported what a run has imported (so the first call pays for importing Jinja2
-and scapy, as a real run does), then again after ``harness.reports.writer.preload()`` (as if it had
-run in a thread during the cases). Times are the best of a few tries, because a shared machine
-only ever makes things slower. It prints the times, the ratios, each file's size and a warm
-breakdown per report. Goal (issue): reports add less than 10 % to the run time.
+Run with ``python -m benchmarks.bench_reports [--part run|page|all]``. Times are the best of
+``--tries`` (a shared machine only ever makes things slower), and every figure comes with a
+ratio to a baseline measured in the same run, so a noisy machine still compares; the load
+average is printed before and after.
+
+- ``run``: a scenario file of 1,000 cases (950 passing cut sweeps across the five framings, 50
+  failing: 5 %) runs as ``tearline run --jobs 2`` does (the fastest kind of case there is, so
+  the hardest ratio to meet); then ``write_reports`` with pcaps of the failing cases is timed
+  cold, in a fresh process that has imported what a run has imported, and again after
+  ``harness.reports.writer.preload()``. Goal: reports add less than 10 % to the run time.
+- ``page``: a synthetic run of ``--cases`` cases (``tests/reports/synthetic.py``). Python: the
+  reports, the page and its data, against writing ``results.json`` alone and against the old
+  one-block-per-case page (``--old-rev``, rendered from git history). Sizes of every file.
+  Headless Chromium: the page interactive (its script has the case index and listens), a
+  search keystroke, and a failing case's details opened from a detail file not loaded yet,
+  against loading the old page. Goals: interactive < 2 s (idle machine), index.html < 2 MB,
+  folder < 25 MB, a failing case's details < 200 ms.
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib
+import os
 import pickle
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 from harness.cli.scenario import load_cases
 from harness.judging.results import CaseResult
-from harness.reports import html, junit, results_json
+from harness.reports import caseview, details, html, junit, results_json
 from harness.reports.writer import write_pcaps, write_reports
-from harness.running.execute import run_all
+from harness.running.execute import RunSettings, run_all
 
+ROOT = Path(__file__).resolve().parents[1]
 GOAL = 0.10
+MB = 1_000_000
+GOALS = {"interactive_s": 2.0, "index_mb": 2.0, "folder_mb": 25.0, "detail_ms": 200.0}
+OLD_REV = "40ff09d"  # the last commit with the one-block-per-case page
 SCENARIOS = """\
 - name: cut-sweep
   description: a cut anywhere in the envelope fails closed, on every framing.
@@ -56,6 +73,17 @@ def timed(run: Callable[[], object]) -> float:
     return time.perf_counter() - start
 
 
+def best(run: Callable[[], object], tries: int) -> float:
+    return min(timed(run) for _ in range(tries))
+
+
+def load_average() -> str:
+    return ", ".join(f"{x:.2f}" for x in os.getloadavg())
+
+
+# -- run: what writing the reports adds to a run -------------------------------------------
+
+
 def breakdown(results: Sequence[CaseResult], out: Path) -> list[tuple[str, float]]:
     """Each report on its own, warm (imports already paid), in this process."""
     run = results_json.RunInfo(("tearline",), "2025-01-01T00:00:00Z", 1.0, "failing", "bench")
@@ -70,22 +98,26 @@ def breakdown(results: Sequence[CaseResult], out: Path) -> list[tuple[str, float
     def xml() -> None:
         junit.junit_xml(results, pcaps=pcaps, elapsed_s=1.0, timestamp="x")
 
-    def page() -> None:
-        html.render(
-            results, pcaps=pcaps, sources={}, created="x", command=["tearline"], elapsed_s=1.0
-        )
-
     return [
         ("pcaps (failing)", timed(pcap_files)),
         ("results.json", timed(document)),
         ("junit.xml", timed(xml)),
-        ("index.html", timed(page)),
+        ("index.html + details/", timed(lambda: render_page(results, pcaps))),
     ]
+
+
+def render_page(results: Sequence[CaseResult], pcaps: dict[int, str]) -> None:
+    """What the parent process renders: the page and its data files."""
+    list(details.files(results, pcaps=pcaps, sources={}))
+    html.render(
+        results, pcaps=pcaps, sources={}, created="x", command=["t"], elapsed_s=1.0, nonce="n"
+    )
 
 
 def cold_reports(pickled: Path, out: Path, *, preload: bool = False) -> float:
     """``write_reports`` timed in a fresh process (its unpickling of the results excluded);
-    with ``preload``, after ``harness.reports.writer.preload()`` (as if it had run during the cases)."""
+    with ``preload``, after ``harness.reports.writer.preload()`` (as if it ran during the
+    cases)."""
     code = (
         "import pickle, sys, time\n"
         "import harness.running.execute, harness.running.runner, harness.cli.scenario\n"
@@ -102,43 +134,225 @@ def cold_reports(pickled: Path, out: Path, *, preload: bool = False) -> float:
     return float(done.stdout)
 
 
+def run_part(jobs: int, tries: int, tmp: Path) -> None:
+    tmp.mkdir()
+    scenario_file = tmp / "bench.yaml"
+    scenario_file.write_text(SCENARIOS)
+    cases = load_cases([str(scenario_file)])
+    runs = []
+    for _ in range(tries):
+        start = time.perf_counter()
+        results = run_all(cases, RunSettings(jobs=jobs))
+        runs.append(time.perf_counter() - start)
+    pickled = tmp / "results.pickle"
+    pickled.write_bytes(pickle.dumps(results))
+    out = tmp / "report"
+    reports = [cold_reports(pickled, out) for _ in range(tries)]
+    preloaded = [cold_reports(pickled, out, preload=True) for _ in range(tries)]
+    run_s, report_s = min(runs), min(reports)
+    failing = sum(r.outcome != "pass" for r in results)
+    print(f"== run: {len(results)} cases ({failing} failing), --jobs {jobs}, best of {tries}")
+    print(f"run:     {run_s:7.2f} s   (tries: {', '.join(f'{s:.2f}' for s in runs)})")
+    print(f"reports: {report_s:7.2f} s   (tries: {', '.join(f'{s:.2f}' for s in reports)})")
+    ratio = report_s / run_s
+    verdict = "meets" if ratio < GOAL else "MISSES"
+    print(f"reports add {ratio:.1%} to the run time ({verdict} the {GOAL:.0%} goal)")
+    warm_s = min(preloaded)
+    print(f"preloaded during the run: {warm_s:.2f} s, {warm_s / run_s:.1%} of the run time")
+    write_reports(results, str(out), pcap="failing", elapsed_s=run_s, command=[])
+    print_sizes(out)
+    print("warm, each report alone, one core:")
+    for name, seconds in breakdown(results, tmp / "again"):
+        print(f"  {name:<22} {seconds * 1000:7.0f} ms")
+
+
+# -- page: the page at scale, in Chromium --------------------------------------------------
+
+
+def size(path: Path) -> int:
+    if path.is_file():
+        return path.stat().st_size
+    return sum(p.stat().st_size for p in path.rglob("*") if p.is_file())
+
+
+def print_sizes(out: Path) -> dict[str, float]:
+    names = ["index.html", "details", "results.json", "junit.xml", "pcaps"]
+    sizes = {name: size(out / name) / MB for name in names if (out / name).exists()}
+    for name, mb in sizes.items():
+        print(f"  {name:<14} {mb:7.2f} MB")
+    sizes["folder"] = size(out) / MB
+    print(f"  {'folder':<14} {sizes['folder']:7.2f} MB")
+    return sizes
+
+
+def old_renderer(rev: str, into: Path) -> ModuleType:
+    """The page renderer of commit ``rev`` (one ``<details>`` block per case), imported as the
+    package ``tearline_old_reports``."""
+    package = into / "tearline_old_reports"
+    (package / "templates").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for name in ("html.py", "drawing.py", "summary.py", *(
+        f"templates/{t}" for t in ("index.html.j2", "report.css", "report.js")
+    )):
+        text = subprocess.run(
+            ["git", "show", f"{rev}:harness/reports/{name}"],
+            cwd=ROOT, capture_output=True, text=True, check=True,
+        ).stdout
+        text = text.replace("harness.reports.drawing", "tearline_old_reports.drawing")
+        text = text.replace("harness.reports.summary", "tearline_old_reports.summary")
+        loader = 'PackageLoader("harness.reports"'
+        text = text.replace(loader, 'PackageLoader("tearline_old_reports"')
+        (package / name).write_text(text)
+    sys.path.insert(0, str(into))
+    return importlib.import_module("tearline_old_reports.html")
+
+
+def write_old_page(results: Sequence[CaseResult], rev: str, tmp: Path) -> tuple[Path, float]:
+    old = old_renderer(rev, tmp / "old-code")
+    start = time.perf_counter()
+    page = old.render(results, pcaps={}, sources={}, created="x", command=[], elapsed_s=1.0)
+    seconds = time.perf_counter() - start
+    path = tmp / "old" / "index.html"
+    path.parent.mkdir()
+    path.write_text(page, encoding="utf-8")
+    return path, seconds
+
+
+OPEN_DETAIL = """async (id) => {
+  const search = document.getElementById("search");
+  search.value = id;
+  search.dispatchEvent(new Event("input"));
+  const item = document.querySelector("#rows .case");
+  const start = performance.now();
+  item.querySelector(".summary").click();
+  await new Promise((resolve) => {
+    const done = () => item.querySelector("svg.timeline") !== null;
+    if (done()) { resolve(); return; }
+    new MutationObserver((_, watch) => { if (done()) { watch.disconnect(); resolve(); } })
+      .observe(item, {childList: true, subtree: true});
+  });
+  await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  return performance.now() - start;
+}"""
+KEYSTROKE = """async (query) => {
+  const search = document.getElementById("search");
+  const start = performance.now();
+  search.value = query;
+  search.dispatchEvent(new Event("input"));
+  await new Promise((resolve) => requestAnimationFrame(() => resolve()));
+  return performance.now() - start;
+}"""
+TIMES = """() => {
+  const nav = performance.getEntriesByType("navigation")[0];
+  const ready = performance.getEntriesByName("tearline:ready")[0];
+  return {dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
+          ready: ready ? ready.startTime : nav.loadEventEnd};
+}"""
+
+
+def open_page(context: Any, index_html: Path, new: bool) -> tuple[Any, dict[str, float]]:
+    """A fresh tab on ``index_html``; its navigation times (ms). The old page is interactive
+    at its load event (its script ran at the end of the body)."""
+    from tests.reports.chromium import open_report  # noqa: PLC0415 - playwright: page part only
+
+    page = context.new_page()
+    if new:
+        open_report(page, index_html)
+    else:
+        page.goto(index_html.as_uri(), timeout=600_000)
+    loaded = "performance.getEntriesByType('navigation')[0].loadEventEnd > 0"
+    page.wait_for_function(loaded, timeout=600_000)
+    return page, page.evaluate(TIMES)
+
+
+def browser_part(out: Path, old: Path | None, results: Sequence[CaseResult], tries: int) -> None:
+    from tests.reports.chromium import chromium  # noqa: PLC0415
+
+    with tempfile.TemporaryDirectory() as profile, chromium(Path(profile)) as context:
+        runs = []
+        for _ in range(tries):
+            page, times = open_page(context, out / "index.html", new=True)
+            runs.append(times)
+            page.close()
+        first = min(runs, key=lambda t: t["ready"])
+        page, _ = open_page(context, out / "index.html", new=True)
+        failing = [i for i, r in enumerate(results) if not r.passed]
+        picks = [failing[k * len(failing) // 7] for k in range(1, 7)]  # six chunks, none loaded
+        opens = [page.evaluate(OPEN_DETAIL, results[i].case_id) for i in picks]
+        queries = ["websocket", "tokens-2", "offset=99", "slices", "::", "no-such-case"]
+        strokes = [page.evaluate(KEYSTROKE, q) for q in queries]
+        page.close()
+        old_times = None
+        if old is not None:
+            page, old_times = open_page(context, old, new=False)
+            page.close()
+    ready_s = first["ready"] / 1000
+    print(f"Chromium, best of {tries}: DOMContentLoaded {first['dcl']:.0f} ms, load "
+          f"{first['load']:.0f} ms, interactive {ready_s:.2f} s")
+    print(f"  interactive {meets(ready_s, 'interactive_s')} s")
+    if old_times is not None:
+        print(f"  old page: load (= interactive) {old_times['ready'] / 1000:.2f} s; the new page "
+              f"is interactive in {first['ready'] / old_times['ready']:.1%} of that")
+    print(f"  search keystroke (filter + render): median {statistics.median(strokes):.0f} ms, "
+          f"max {max(strokes):.0f} ms over {len(strokes)} queries")
+    print(f"  failing case's details, detail file not loaded yet: median "
+          f"{statistics.median(opens):.0f} ms, max {max(opens):.0f} ms over {len(opens)} cases "
+          f"({meets(max(opens), 'detail_ms')})")
+
+
+def meets(value: float, goal: str) -> str:
+    return f"{'meets' if value < GOALS[goal] else 'MISSES'} the < {GOALS[goal]:g} goal"
+
+
+def page_part(cases: int, tries: int, old_rev: str, tmp: Path) -> None:
+    from tests.reports.synthetic import synthetic_results  # noqa: PLC0415
+
+    tmp.mkdir()
+    results = synthetic_results(cases)
+    failing = sum(not r.passed for r in results)
+    print(f"== page: {len(results):,} synthetic cases ({failing} not passing), best of {tries}")
+    out = tmp / "synthetic"
+    run = results_json.RunInfo(("tearline",), "x", 1.0, "failing", "bench")
+    document = results_json.results_document
+    json_s = best(lambda: results_json.dumps(document(results, run, {})), tries)
+    page_s = best(lambda: render_page(results, {}), tries)
+    write_s = best(lambda: write_reports(results, str(out), pcap="failing", elapsed_s=1.0,
+                                         command=[]), tries)
+    groups = caseview.scenarios(results)
+    print(f"results.json alone {json_s:.2f} s (baseline); index.html + details/ {page_s:.2f} s "
+          f"({page_s / json_s:.2f}x); write_reports, both processes {write_s:.2f} s "
+          f"({write_s / json_s:.2f}x); {len(groups.keys)} scenarios")
+    old = None
+    if old_rev:
+        try:
+            old, old_s = write_old_page(results, old_rev, tmp)
+            print(f"old page ({old_rev}) {old_s:.2f} s to render, {size(old) / MB:.1f} MB; the "
+                  f"new page and its data take {page_s / old_s:.2f}x that")
+        except (subprocess.CalledProcessError, ImportError, AttributeError, TypeError) as err:
+            print(f"old page ({old_rev}): not available ({err.__class__.__name__}), skipped")
+    sizes = print_sizes(out)
+    everything = results_json.dumps(results_json.results_document(results, run, {}, "all"))
+    print(f"  (results.json with detail 'all': {len(everything.encode()) / MB:.2f} MB)")
+    print(f"index.html {meets(sizes['index.html'], 'index_mb')} MB, the folder "
+          f"{meets(sizes['folder'], 'folder_mb')} MB")
+    browser_part(out, old, results, tries)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--part", choices=("run", "page", "all"), default="all")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--tries", type=int, default=3, help="best of this many (default 3)")
+    parser.add_argument("--cases", type=int, default=10_000, help="page: synthetic cases")
+    parser.add_argument("--old-rev", default=OLD_REV, help="page: the old page's commit ('': none)")
     args = parser.parse_args(argv)
+    print(f"load average at start: {load_average()}")
     with tempfile.TemporaryDirectory() as tmp:
-        scenario_file = Path(tmp) / "bench.yaml"
-        scenario_file.write_text(SCENARIOS)
-        cases = load_cases([str(scenario_file)])
-        runs = []
-        for _ in range(args.tries):
-            start = time.perf_counter()
-            results = run_all(cases, jobs=args.jobs)
-            runs.append(time.perf_counter() - start)
-        pickled = Path(tmp) / "results.pickle"
-        pickled.write_bytes(pickle.dumps(results))
-        out = Path(tmp) / "report"
-        reports = [cold_reports(pickled, out) for _ in range(args.tries)]
-        preloaded = [cold_reports(pickled, out, preload=True) for _ in range(args.tries)]
-        run_s, report_s = min(runs), min(reports)
-        failing = sum(r.outcome != "pass" for r in results)
-        print(f"{len(results)} cases ({failing} failing), --jobs {args.jobs}, best of {args.tries}")
-        print(f"run:     {run_s:7.2f} s   (tries: {', '.join(f'{s:.2f}' for s in runs)})")
-        print(f"reports: {report_s:7.2f} s   (tries: {', '.join(f'{s:.2f}' for s in reports)})")
-        ratio = report_s / run_s
-        verdict = "meets" if ratio < GOAL else "MISSES"
-        print(f"reports add {ratio:.1%} to the run time ({verdict} the {GOAL:.0%} goal)")
-        warm_s = min(preloaded)
-        print(f"preloaded during the run: {warm_s:.2f} s, {warm_s / run_s:.1%} of the run time")
-        write_reports(results, str(out), pcap="failing", elapsed_s=run_s, command=[])
-        for name in ("index.html", "results.json", "junit.xml"):
-            print(f"  {name:<14} {(out / name).stat().st_size / 1e6:6.2f} MB")
-        pcap_bytes = sum(p.stat().st_size for p in (out / "pcaps").glob("*.pcap"))
-        print(f"  {'pcaps':<14} {pcap_bytes / 1e6:6.2f} MB in {failing} files")
-        print("warm, each report alone, one core:")
-        for name, seconds in breakdown(results, Path(tmp) / "again"):
-            print(f"  {name:<16} {seconds * 1000:7.0f} ms")
+        if args.part in ("run", "all"):
+            run_part(args.jobs, args.tries, Path(tmp) / "run")
+        if args.part in ("page", "all"):
+            page_part(args.cases, args.tries, args.old_rev, Path(tmp) / "page")
+    print(f"load average at end: {load_average()}")
     return 0
 
 

@@ -10,11 +10,13 @@ pause are policies of this shell; every decision about bytes is the session's.
 from __future__ import annotations
 
 import errno
+
 import trio
 
+from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.report import ConsumerReport
-from reference_impl.session import ConsumerConfig, ConsumerPolicy, ConsumerSession
+from reference_impl.session import ConsumerSession
 
 __all__ = ["ConsumerConfig", "ConsumerPolicy", "run_consumer"]
 

@@ -42,6 +42,18 @@ class ErrorCode(StrEnum):
     IDLE_TIMEOUT = "IDLE_TIMEOUT"  # no byte for longer than incomplete_message_timeout
 
 
+#: codes that say a stream ended early (or its peer ended it) rather than broke a rule
+TRUNCATION_CODES = frozenset(
+    {
+        ErrorCode.FRAME_TRUNCATED,
+        ErrorCode.STREAM_END_MISSING,
+        ErrorCode.CONNECTION_RESET,
+        ErrorCode.IDLE_TIMEOUT,
+        ErrorCode.REMOTE_ERROR,
+    }
+)
+
+
 class CodecError(Exception):
     """A stream violated its framing or payload rules; ``code`` says which rule."""
 

@@ -7,14 +7,16 @@ bytes sit on the producer->consumer wire.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field, replace
 
 from reference_impl import defaults
-from reference_impl.events import Message
+from reference_impl.errors import CodecError
+from reference_impl.events import Event, Message
 from reference_impl.framing import FramingOptions, make_client, make_server
 from reference_impl.framing.base import ClientCodec, ServerCodec
 from reference_impl.payload import envelope, messages, tokens
+from reference_impl.payload.registry import payload
 
 UNLIMITED_MESSAGE_BYTES = 2**31
 
@@ -24,7 +26,9 @@ class LinkSpec:
     framing: str = "length-prefixed"
     payload: str = "messages"  # messages | envelope | tokens
     messages: messages.MessagesSpec = field(
-        default_factory=lambda: messages.MessagesSpec(defaults.MESSAGE_COUNT, defaults.MESSAGE_BYTES)
+        default_factory=lambda: messages.MessagesSpec(
+            defaults.MESSAGE_COUNT, defaults.MESSAGE_BYTES
+        )
     )
     envelope: envelope.EnvelopeSpec = field(
         default_factory=lambda: envelope.EnvelopeSpec(
@@ -51,37 +55,20 @@ class ProducerConfig:
 
 
 def iter_payload(spec: LinkSpec, start: int = 0) -> Iterator[Message]:
-    """The producer's messages from index ``start`` (0-based). SSE messages carry their 1-based
-    index as ``id`` so a reconnecting consumer can say where it stopped (Last-Event-ID)."""
-    if spec.payload == "messages":
-        source: Iterator[Message] = messages.iter_messages(spec.messages)
-    elif spec.payload == "envelope":
-        source = envelope.iter_messages(spec.envelope)
-    elif spec.payload == "tokens":
-        source = tokens.iter_messages(spec.tokens)
-    else:
-        raise ValueError(f"unknown payload {spec.payload!r}")
+    """The producer's messages from index ``start`` (0-based), each numbered (``id``: its
+    1-based index) so that a framing with a resume cursor can write it (SSE's ``id:``, which a
+    reconnecting consumer sends back as Last-Event-ID); the others ignore it."""
+    kind = payload(spec.payload)
+    source = kind.iter_messages(getattr(spec, kind.spec_field))
     for index, message in enumerate(source):
-        if index < start:
-            continue
-        sse = spec.framing == "sse"
-        yield Message(message.data, message.kind, str(index + 1)) if sse else message
+        if index >= start:
+            yield Message(message.data, message.kind, str(index + 1))
 
 
 def content_messages(spec: LinkSpec) -> int:
-    """How many leading messages carry the result. A token stream's result is its tokens:
-    what follows the last token (finish frame, completion signal) proves the end but adds no
-    content, so a stream complete by its advertised length may lack it (seed 002 gate 2)."""
-    if spec.payload != "tokens":
-        return sum(1 for _ in iter_payload(spec))
-    count = 0
-    tracker = tokens.TokenTracker(spec.tokens.profile)
-    for index, message in enumerate(iter_payload(spec), start=1):
-        before = tracker.received_tokens
-        tracker.feed(message)
-        if tracker.received_tokens > before:
-            count = index
-    return count
+    """How many leading messages carry the result (the payload's rule)."""
+    kind = payload(spec.payload)
+    return kind.content_count(getattr(spec, kind.spec_field), list(iter_payload(spec)))
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,20 +87,52 @@ class ExpectedWire:
         return len(self.spans)
 
 
+@dataclass(slots=True)
+class _Pipe:
+    """The bytes between two codecs in memory: what the server wrote (``wire``), rewritten at
+    ``changes`` (offset -> byte) on their way to the client, and what the client made of them."""
+
+    client: ClientCodec
+    server: ServerCodec
+    changes: Mapping[int, int] = field(default_factory=dict)
+    wire: bytearray = field(default_factory=bytearray)
+    events: list[Event] = field(default_factory=list)
+    error: CodecError | None = None
+
+    def pump(self) -> None:
+        """Move bytes both ways until neither side has anything to say."""
+        for _ in range(1_000_000):
+            up = b"" if self.error else self.client.data_to_send()
+            if up:
+                self.server.receive_data(up)
+            down = self.server.data_to_send()
+            if down:
+                self._deliver(down)
+            if not up and not down:
+                return
+        raise RuntimeError("codecs did not settle")
+
+    def _deliver(self, data: bytes) -> None:
+        start = len(self.wire)
+        self.wire += data
+        if self.error is not None:
+            return
+        if self.changes:
+            data = bytes(self.changes.get(start + i, b) for i, b in enumerate(data))
+        try:
+            self.events += self.client.receive_data(data)
+        except CodecError as err:
+            self.events += err.events
+            self.error = err
+
+
 def pump(client: ClientCodec, server: ServerCodec, wire: bytearray) -> None:
     """Move bytes both ways between two codecs in memory until neither has anything to say;
-    what the server sent is appended to ``wire``."""
-    for _ in range(1_000_000):
-        up = client.data_to_send()
-        if up:
-            server.receive_data(up)
-        down = server.data_to_send()
-        if down:
-            wire += down
-            client.receive_data(down)
-        if not up and not down:
-            return
-    raise RuntimeError("codecs did not settle")
+    what the server sent is appended to ``wire``; a client's CodecError propagates."""
+    pipe = _Pipe(client, server, wire=wire)
+    pipe.pump()
+    if pipe.error is not None:
+        raise pipe.error
 
 
 def expected_wire(spec: LinkSpec) -> ExpectedWire:
@@ -126,15 +145,41 @@ def expected_wire(spec: LinkSpec) -> ExpectedWire:
     server = make_server(spec.framing, spec.options)
     request = client.initiate()
     server.receive_data(request)
-    wire = bytearray()
-    pump(client, server, wire)
+    pipe = _Pipe(client, server)
+    pipe.pump()
     spans: list[tuple[int, int]] = []
     for message in iter_payload(spec):
-        start = len(wire)
+        start = len(pipe.wire)
         server.send_message(message)
-        pump(client, server, wire)
-        spans.append((start, len(wire)))
-    start = len(wire)
+        pipe.pump()
+        spans.append((start, len(pipe.wire)))
+    start = len(pipe.wire)
     server.end()
-    pump(client, server, wire)
-    return ExpectedWire(request, bytes(wire), tuple(spans), (start, len(wire)))
+    pipe.pump()
+    wire = bytes(pipe.wire)
+    return ExpectedWire(request, wire, tuple(spans), (start, len(wire)))
+
+
+def decode_changed(
+    spec: LinkSpec, changes: Mapping[int, int]
+) -> tuple[list[Message], CodecError | None]:
+    """What the reference consumer's codec makes of the clean stream with the bytes at
+    ``changes`` (offset -> new byte) rewritten: the messages it decodes, and the error it
+    stops at, if any. How a harness tells whether a change is visible at all to the framing."""
+    client = make_client(spec.framing, spec.options)
+    server = make_server(spec.framing, spec.options)
+    server.receive_data(client.initiate())
+    pipe = _Pipe(client, server, changes)
+    pipe.pump()
+    for message in iter_payload(spec):
+        server.send_message(message)
+        pipe.pump()
+    server.end()
+    pipe.pump()
+    if pipe.error is None:
+        try:
+            pipe.events += client.receive_eof()
+        except CodecError as err:
+            pipe.events += err.events
+            pipe.error = err
+    return [e for e in pipe.events if isinstance(e, Message)], pipe.error

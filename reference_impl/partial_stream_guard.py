@@ -5,7 +5,7 @@ gates run in the seed's order and the first that applies decides:
 
 1. the producer's completion signal arrived -> ``COMPLETE_EXPLICIT``.
 2. an advertised length was given and the received length equals it -> ``COMPLETE_BY_LENGTH``
-   (DESIGN decision 3: a length the producer advertised, never a model's own token-limit stop).
+   (design decision 3: a length the producer advertised, never a model's own token-limit stop).
 3. the stream stopped on a safe boundary and the policy accepts partial results there ->
    ``PARTIAL_SAFE_BOUNDARY``.
 4. otherwise -> ``PARTIAL_MID_TOKEN``.

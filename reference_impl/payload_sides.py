@@ -8,9 +8,9 @@ last connection is passed in: the ``messages`` payload's verdict *is* that frami
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import Protocol
 
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.errors import TRUNCATION_CODES, CodecError, ErrorCode
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing_guard import FramingManifest, FramingVerdict
 from reference_impl.partial_stream_guard import (
@@ -21,22 +21,10 @@ from reference_impl.partial_stream_guard import (
 from reference_impl.payload.envelope import EnvelopeVerifier
 from reference_impl.payload.tokens import TokenTracker, classify_cut
 
-if TYPE_CHECKING:
-    from reference_impl.session import ConsumerConfig
-
 RESULT_VERIFIED = "RESULT_VERIFIED"
 
-# Framing errors that mean "the end never came" for the envelope (DESIGN decision 2); any other
-# framing error means a frame that does not parse, i.e. a content error.
-_TRUNCATION_CODES = frozenset(
-    {
-        ErrorCode.FRAME_TRUNCATED,
-        ErrorCode.STREAM_END_MISSING,
-        ErrorCode.CONNECTION_RESET,
-        ErrorCode.IDLE_TIMEOUT,
-        ErrorCode.REMOTE_ERROR,
-    }
-)
+# TRUNCATION_CODES: framing errors that mean "the end never came" for the envelope (design
+# decision 2); any other framing error means a frame that does not parse, i.e. a content error.
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,7 +89,7 @@ class MessagesSide:
         if (
             ending.error is not None
             and verdict is FramingVerdict.MESSAGE_COMPLETE
-            and (ending.error.code not in _TRUNCATION_CODES)
+            and (ending.error.code not in TRUNCATION_CODES)
         ):
             # A stream that broke its framing rules cannot be parsed reliably from here on.
             verdict = FramingVerdict.DISCARD_AND_RESET
@@ -135,7 +123,7 @@ class EnvelopeSide:
         err = ending.error
         if err is not None and err.code.value.startswith("ERR_ZPARQL"):
             return err
-        if err is not None and err.code not in _TRUNCATION_CODES:
+        if err is not None and err.code not in TRUNCATION_CODES:
             return CodecError(ErrorCode.ERR_ZPARQL_STREAM_CHECKSUM_MISMATCH, err.detail)
         if ending.stream_end is not None and not ending.stream_end.ok:
             return self.verifier.truncated(ending.stream_end.detail)
@@ -179,13 +167,13 @@ class TokensSide:
 
     def conclude(self, ending: Ending, framing: FramingManifest) -> Conclusion:
         # The terminal byte is a safe boundary only if no frame was cut and nothing was refused.
-        content_error = ending.error is not None and ending.error.code not in _TRUNCATION_CODES
+        content_error = ending.error is not None and ending.error.code not in TRUNCATION_CODES
         safe = not ending.in_message and not content_error
         state = self.tracker.state(terminal_safe=safe)
         manifest = PartialStreamGuard.evaluate_stream(state, StreamPolicy(self.accept_partial))
         verdict = manifest.verdict
         if content_error:
-            verdict = PartialStreamVerdict.PARTIAL_MID_TOKEN  # DESIGN decision 4: never repaired
+            verdict = PartialStreamVerdict.PARTIAL_MID_TOKEN  # design decision 4: never repaired
         complete = (
             verdict
             in (
@@ -209,13 +197,3 @@ class TokensSide:
             length_hint=state.expected_length,
             recovery_predicate=self.tracker.recovery_predicate(),
         )
-
-
-def make_side(config: ConsumerConfig) -> PayloadSide:
-    if config.payload == "messages":
-        return MessagesSide()
-    if config.payload == "envelope":
-        return EnvelopeSide()
-    if config.payload == "tokens":
-        return TokensSide(config.token_profile, config.accept_partial_at_safe_boundary)
-    raise ValueError(f"unknown payload {config.payload!r}")

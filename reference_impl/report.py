@@ -9,23 +9,45 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
 REPORT_VERSION = 1
+#: bounds a report is held to once read (``bounded``): the judge and every report file see at
+#: most this much, and say so when a report had more
+MAX_DETAIL_CHARS = 2000
+MAX_ACCEPTED = 100_000
+MAX_CONNECTIONS = 1000
+#: the largest report line tearline reads from a consumer program
+MAX_REPORT_BYTES = 16 << 20
+
+
+PREVIEW_CHARS = 40
+
+
+def preview(data: bytes) -> str:
+    """The first bytes of a message, for people: text when it is UTF-8, else hex."""
+    head = data[:PREVIEW_CHARS]
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        text = head.hex(" ")
+    return text + ("\u2026" if len(data) > len(head) else "")
 
 
 @dataclass(frozen=True, slots=True)
 class Accepted:
-    """One message the consumer handed on: its SHA-256 (hex), size, and connection (1-based)."""
+    """One message the consumer handed on: its SHA-256 (hex), size, connection (1-based), and
+    optionally its first bytes for diagnoses (``preview``)."""
 
     sha256: str
     size: int
     connection: int = 1
+    preview: str | None = None
 
     @classmethod
     def of(cls, data: bytes, connection: int = 1) -> Accepted:
-        return cls(hashlib.sha256(data).hexdigest(), len(data), connection)
+        return cls(hashlib.sha256(data).hexdigest(), len(data), connection, preview(data))
 
 
 @dataclass(frozen=True, slots=True)
@@ -67,6 +89,24 @@ class ConsumerReport:
     directive: str | None = None
     detail: str = ""
     version: int = REPORT_VERSION
+
+
+def bounded(report: ConsumerReport) -> tuple[ConsumerReport, tuple[str, ...]]:
+    """``report`` held to the bounds above, and a note for each part that was cut."""
+    notes: list[str] = []
+    detail, accepted, connections = report.detail, report.accepted, report.connections
+    if len(detail) > MAX_DETAIL_CHARS:
+        notes.append(f"detail cut to {MAX_DETAIL_CHARS} of {len(detail)} characters")
+        detail = detail[:MAX_DETAIL_CHARS] + "\u2026"
+    if len(accepted) > MAX_ACCEPTED:
+        notes.append(f"judged on the first {MAX_ACCEPTED} of {len(accepted)} accepted messages")
+        accepted = accepted[:MAX_ACCEPTED]
+    if len(connections) > MAX_CONNECTIONS:
+        notes.append(f"kept the first {MAX_CONNECTIONS} of {len(connections)} connections")
+        connections = connections[:MAX_CONNECTIONS]
+    if not notes:
+        return report, ()
+    return replace(report, detail=detail, accepted=accepted, connections=connections), tuple(notes)
 
 
 def to_json(report: ConsumerReport) -> str:

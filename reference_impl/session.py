@@ -5,7 +5,7 @@ it read and the time, asks ``deadline()`` for when to give up waiting, and repor
 connection ended. Everything that decides a verdict happens here, without I/O, so the truncation
 sweep in the tests runs in memory at every byte offset.
 
-Decisions (DESIGN.md decision 6 and seed 000's decision boundary):
+Decisions (docs/design.md decision 6 and seed 000's decision boundary):
 
 - A new connection gets a new codec. A partial message left by the previous connection is never
   carried over: that connection's framing verdict is ``DISCARD_AND_RESET``.
@@ -21,12 +21,12 @@ from __future__ import annotations
 
 import hashlib
 import math
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
-from reference_impl import defaults
-from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.consumer_config import ConsumerConfig
+from reference_impl.errors import TRUNCATION_CODES, CodecError, ErrorCode
 from reference_impl.events import Message, StreamEnd
-from reference_impl.framing import FramingOptions, make_client
+from reference_impl.framing import make_client
 from reference_impl.framing.base import ClientCodec
 from reference_impl.framing_guard import (
     FramingManifest,
@@ -35,7 +35,8 @@ from reference_impl.framing_guard import (
     StreamFramingGuard,
     StreamState,
 )
-from reference_impl.payload_sides import Ending, PayloadSide, make_side
+from reference_impl.payload.registry import payload
+from reference_impl.payload_sides import Ending, PayloadSide
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport, Recorded
 
 #: framing -> seed 000 framing mode
@@ -46,36 +47,6 @@ FRAMING_MODES = {
     "ndjson": "DELIMITED",
     "sse": "DELIMITED",
 }
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerConfig:
-    framing: str
-    payload: str = "messages"  # messages | envelope | tokens
-    token_profile: str = defaults.TOKEN_PROFILE
-    framing_options: FramingOptions = field(default_factory=FramingOptions)
-    incomplete_message_timeout_s: float = defaults.INCOMPLETE_MESSAGE_TIMEOUT_S
-    #: how long to wait at a message boundary for the next byte before calling the link dead
-    idle_timeout_s: float = defaults.IDLE_TIMEOUT_S
-    accept_partial_at_safe_boundary: bool = False
-    #: the producer continues a stream across reconnects (keep payload state) or restarts it
-    resume: bool = False
-    #: treat the link as unframed (seed 000 gate 1): the consumer refuses to parse it
-    unframed: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class ConsumerPolicy:
-    """What the consumer's shell (``consumer.py``) does beyond decoding: how much it asks for
-    per read, how often it reconnects, and seed 000's pause."""
-
-    config: ConsumerConfig
-    read_bytes: int = defaults.READ_BYTES
-    max_reconnects: int = 0
-    #: seed 000 pause: after this many messages, with a partial buffer, pause and hand over
-    pause_at_message: int | None = None
-    pause_ms: float = 0.0
-    connect_timeout_s: float = 5.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -95,7 +66,7 @@ def _sha256(data: bytes) -> str:
 class ConsumerSession:
     def __init__(self, config: ConsumerConfig) -> None:
         self.config = config
-        self._side: PayloadSide = make_side(config)
+        self._side: PayloadSide = payload(config.payload).side(config)
         self._codec: ClientCodec | None = None
         self._accepted: list[Accepted] = []
         self._connections: list[ConnectionSummary] = []
@@ -110,6 +81,9 @@ class ConsumerSession:
         self._final: FramingManifest | None = None
         self._ending: Ending | None = None
         self._cut_inside = False  # the connection ended inside a frame header (see _in_message)
+        #: what refused the stream: "payload" (a whole message) or "framing" (the codec); the
+        #: verdict is then taken where that happened, not from bytes that came after it
+        self._refused_by: str | None = None
 
     # -- connection lifecycle -------------------------------------------------------------
     def connect(self, now: float) -> bytes:
@@ -117,7 +91,7 @@ class ConsumerSession:
         if self._codec is not None and self._ending is None:
             raise RuntimeError("connect() before the previous connection ended")
         if self._ending is not None and not self.config.resume:
-            self._side = make_side(self.config)
+            self._side = payload(self.config.payload).side(self.config)
             if self.config.payload != "messages":
                 # an abandoned envelope or token stream is never handed on: the restarted
                 # stream's result stands alone
@@ -130,7 +104,7 @@ class ConsumerSession:
         self._raw = hashlib.sha256()
         self._last_byte = self._last_message_byte = now
         self._error, self._stream_end, self._final, self._ending = None, None, None, None
-        self._cut_inside = False
+        self._cut_inside, self._refused_by = False, None
         return self._codec.initiate()
 
     @property
@@ -188,7 +162,7 @@ class ConsumerSession:
             # what the read completed before the bad byte is delivered, then the error decides
             self._handle(err.events)
             if not self.done:
-                self._fail(err, "error")
+                self._fail(err, "error", refused_by="framing")
             return b""
         self._handle(events)
         if self._progress(codec) != progress_before:
@@ -204,7 +178,7 @@ class ConsumerSession:
             try:
                 self._handle(codec.receive_eof())
             except CodecError as err:
-                self._fail(err, "eof")
+                self._fail(err, "eof", refused_by="framing")
                 return
             if not self.done:
                 self._conclude("eof", None, now)
@@ -279,19 +253,30 @@ class ConsumerSession:
             try:
                 self._side.feed(event)
             except CodecError as err:
-                self._fail(err, "error")
+                self._fail(err, "error", refused_by="payload")
                 return
             self._accepted.append(Accepted.of(event.data, self.connection))
             self._last_id = event.id or self._last_id
 
-    def _fail(self, err: CodecError, end: str, now: float | None = None) -> None:
+    def _fail(
+        self, err: CodecError, end: str, now: float | None = None, *, refused_by: str = ""
+    ) -> None:
+        """End the connection on ``err``. A refusal decides where it happened: by the payload,
+        at the end of the whole message it refused (bytes of the next message that came in the
+        same read change nothing); by the codec, for breaking the framing's rules (not for a
+        stream that merely ended early), the stream can no longer be parsed at all: seed 000's
+        gate 1 (``DISCARD_AND_RESET``), whatever the codec had buffered when it failed."""
         self._error = err
+        if refused_by == "payload" or err.code not in TRUNCATION_CODES:
+            self._refused_by = refused_by or None
         self._conclude(end, err, self._last_byte if now is None else now)
 
     def _in_message(self, err: CodecError | None) -> bool:
         """A message was in flight when the connection ended: the codec holds part of one, or
         said the stream stopped inside one (e.g. inside a WebSocket or HTTP/2 frame header,
-        before any payload byte)."""
+        before any payload byte). Not after a payload refused a whole message."""
+        if self._refused_by == "payload":
+            return False
         cut_inside = self._cut_inside or (
             err is not None and err.code is ErrorCode.FRAME_TRUNCATED and not err.at_boundary
         )
@@ -301,7 +286,7 @@ class ConsumerSession:
         codec = self._require_codec()
         partial = codec.partial()
         state = StreamState(
-            self._mode(),
+            "UNFRAMED" if self._refused_by == "framing" else self._mode(),
             _sha256(partial) if self._in_message(err) else None,
             self._last_message_byte,
             codec.expected_size(),
@@ -318,7 +303,8 @@ class ConsumerSession:
         self._error = err
         self._final = manifest
         in_message = self._in_message(err)
-        self._ending = Ending(end, err, codec.partial(), self._stream_end, in_message)
+        partial = codec.partial() if in_message else b""
+        self._ending = Ending(end, err, partial, self._stream_end, in_message)
         self._connections.append(
             ConnectionSummary(
                 end,

@@ -33,12 +33,12 @@ from typing import Any, Literal
 import trio
 import trio.testing
 
-from reference_impl.consumer import ConsumerPolicy, run_consumer
+from reference_impl.consumer import run_consumer
+from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
 from reference_impl.link import LinkSpec, iter_payload
 from reference_impl.payload import envelope, messages, tokens
 from reference_impl.producer import Producer, ProducerConfig, ProducerLog
 from reference_impl.report import ConsumerReport
-from reference_impl.session import ConsumerConfig
 
 READ_BYTES = 65536
 #: ``struct linger {l_onoff=1, l_linger=0}``: close() then resets the connection instead of a FIN

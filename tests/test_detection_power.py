@@ -31,7 +31,7 @@ import pytest
 
 from harness.cli.scenario import load_cases, retarget
 from harness.judging.results import CaseResult
-from harness.running.execute import run_all
+from harness.running.execute import RunSettings, run_all
 from harness.scenario import Case
 from tests.broken.catalogue import broken_consumers
 from tests.broken.selection import cases_for
@@ -106,7 +106,7 @@ def library_problems(outcomes: list[tuple[Planned, CaseResult]]) -> dict[str, Ca
     not selected: a broken consumer "caught" by one proves nothing."""
     failed = [i.case for i, r in outcomes if i.consumer == REFERENCE and r.outcome != "pass"]
     originals = [retarget_off(case) for case in failed]
-    return {r.case_id: r for r in run_all(originals, jobs=2) if r.outcome != "pass"}
+    return {r.case_id: r for r in run_all(originals, RunSettings(jobs=2)) if r.outcome != "pass"}
 
 
 def retarget_off(case: Case) -> Case:
@@ -124,7 +124,7 @@ def run_plan(planned: list[Planned]) -> list[tuple[Planned, CaseResult]]:
     """Run everything on two cores. Slow cases go together, so that a batch of quick cases
     never waits for one slow case (``run_all`` runs batches of neighbours)."""
     order = sorted(range(len(planned)), key=lambda i: is_slow(planned[i].case))
-    results = run_all([planned[i].case for i in order], jobs=2)
+    results = run_all([planned[i].case for i in order], RunSettings(jobs=2))
     by_index = dict(zip(order, results, strict=True))
     return [(planned[i], by_index[i]) for i in range(len(planned))]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 import hashlib
 import json
 
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_impl.framing_guard import (
@@ -27,6 +27,7 @@ from reference_impl.partial_stream_guard import (
     StreamPolicy,
     StreamState,
 )
+from tests.wire import examples
 
 
 def sha(text: str) -> str:
@@ -163,7 +164,7 @@ def test_gate4_clock_behind_last_byte_is_in_progress() -> None:
     assert m.manifest_digest == in_progress_digest("deadbeef", "-5.0", "128")
 
 
-@settings(max_examples=200)
+@examples(200)
 @given(
     mode=st.sampled_from(["LENGTH_PREFIXED", "DELIMITED", "UNFRAMED", "OTHER"]),
     buffer=st.one_of(st.none(), st.text(max_size=8)),
@@ -264,7 +265,7 @@ def test_gate4_mid_token() -> None:
     assert unknown == "87914b22de47696f16c8f04e0ec537d278e707eb892a0dad108fe643b8e215fc"
 
 
-@settings(max_examples=200)
+@examples(200)
 @given(
     signal=st.booleans(),
     expected=st.one_of(st.none(), st.integers(0, 20)),

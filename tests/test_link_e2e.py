@@ -13,7 +13,8 @@ import hashlib
 import pytest
 import trio
 
-from reference_impl.consumer import ConsumerPolicy, run_consumer
+from reference_impl.consumer import run_consumer
+from reference_impl.consumer_config import ConsumerPolicy
 from reference_impl.errors import ErrorCode
 from reference_impl.framing import FRAMING_NAMES
 from reference_impl.link import ExpectedWire, LinkSpec, expected_wire, iter_payload

@@ -20,7 +20,7 @@ import hashlib
 
 import pytest
 
-from reference_impl.consumer import ConsumerPolicy
+from reference_impl.consumer_config import ConsumerPolicy
 from reference_impl.framing import FRAMING_NAMES
 from reference_impl.link import LinkSpec, expected_wire, iter_payload
 from reference_impl.payload import envelope, messages

@@ -10,11 +10,14 @@ from pathlib import Path
 import pytest
 
 from reference_impl.report import (
+    MAX_ACCEPTED,
+    MAX_DETAIL_CHARS,
     Accepted,
     ConnectionSummary,
     ConsumerReport,
     Recorded,
     ReportFormatError,
+    bounded,
     from_json,
     to_json,
 )
@@ -67,3 +70,20 @@ def test_bad_reports_are_refused_with_the_place(text: str, where: str) -> None:
     with pytest.raises(ReportFormatError) as info:
         from_json(text)
     assert where in str(info.value)
+
+
+def test_a_report_within_bounds_is_kept_as_it_is() -> None:
+    report = ConsumerReport("MESSAGE_COMPLETE", True, detail="fine")
+    assert bounded(report) == (report, ())
+
+
+def test_an_oversized_report_is_cut_and_says_what_was_cut() -> None:
+    accepted = tuple(Accepted.of(b"m%d" % i) for i in range(MAX_ACCEPTED + 5))
+    report = ConsumerReport("X", False, accepted=accepted, detail="d" * (MAX_DETAIL_CHARS + 10))
+    cut, notes = bounded(report)
+    assert (len(cut.accepted), len(cut.detail)) == (MAX_ACCEPTED, MAX_DETAIL_CHARS + 1)
+    assert cut.accepted == accepted[:MAX_ACCEPTED]
+    assert notes == (
+        f"detail cut to {MAX_DETAIL_CHARS} of {MAX_DETAIL_CHARS + 10} characters",
+        f"judged on the first {MAX_ACCEPTED} of {MAX_ACCEPTED + 5} accepted messages",
+    )

@@ -1,10 +1,12 @@
 """Sans-IO helpers shared by the codec tests: produce a framing's wire bytes, then decode them
-under any split, without sockets."""
+under any split, without sockets; and the example budget of their property tests."""
 
 from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+
+from hypothesis import settings
 
 from reference_impl.errors import CodecError
 from reference_impl.events import Event, Message
@@ -74,3 +76,13 @@ def decode_error(framing: str, pieces: Iterable[bytes], **kw: object) -> CodecEr
     except CodecError as err:
         return err
     raise AssertionError("expected a CodecError")
+
+
+def examples(ci_examples: int) -> settings:
+    """``@settings`` for a property test that runs ``ci_examples`` examples under the ``ci``
+    profile (``tests/conftest.py``), scaled by the loaded profile's ``max_examples`` against
+    ci's (x20 under ``fuzz``). Everything else is inherited from the loaded profile; a plain
+    ``@settings(max_examples=N)`` would pin N under every profile."""
+    loaded = settings()  # a fresh settings object inherits the loaded profile's values
+    scale = loaded.max_examples / settings.get_profile("ci").max_examples
+    return settings(max_examples=max(1, round(ci_examples * scale)))

@@ -11,7 +11,7 @@ from rich.markup import escape
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 from rich.table import Table
 
-from harness.judging.results import OUTCOMES, CaseResult, Outcome, replay_command
+from harness.judging.results import GRADES, OUTCOMES, CaseResult, Grade, Outcome, replay_command
 
 STYLES = {
     Outcome.PASS: "green",
@@ -51,19 +51,38 @@ def progress_bar(console: Console, total: int) -> Iterator[Callable[[CaseResult]
         yield advance
 
 
+GRADE_STYLES = {
+    Grade.STRICT: "green",
+    Grade.NON_STRICT: "cyan",
+    Grade.FAILED: "bold red",
+    Grade.INFORMATIONAL: "blue",
+}
+
+
+def _listed_first(results: Sequence[CaseResult]) -> list[CaseResult]:
+    """The cases to list: every one that is not ok, then the graded ones that did not pass
+    strictly (a foreign consumer's non-strict and informational grades are worth a look)."""
+    not_ok = [r for r in results if not r.ok]
+    return not_ok + [r for r in results if r.ok and not r.passed]
+
+
 def print_summary(console: Console, results: Sequence[CaseResult], elapsed_s: float) -> None:
-    bad = [r for r in results if not r.passed]
+    bad = _listed_first(results)
+    graded = any(r.grade is not None for r in results)
     if bad:
         table = Table(title="cases that did not pass", show_lines=False, expand=False)
-        for column in ("outcome", "case", "seed", "diagnosis"):
+        columns = (
+            ("outcome", "grade", "case", "seed", "diagnosis")
+            if graded
+            else ("outcome", "case", "seed", "diagnosis")
+        )
+        for column in columns:
             table.add_column(column, overflow="fold")
         for r in bad[:MAX_LISTED]:
-            table.add_row(
-                f"[{STYLES[r.outcome]}]{r.outcome}[/]",
-                escape(r.case_id),
-                str(r.seed),
-                escape(r.diagnosis),
-            )
+            row = [f"[{STYLES[r.outcome]}]{r.outcome}[/]"]
+            if graded:
+                row.append(f"[{GRADE_STYLES[r.grade]}]{r.grade}[/]" if r.grade else "-")
+            table.add_row(*row, escape(r.case_id), str(r.seed), escape(r.diagnosis))
         console.print(table)
         if len(bad) > MAX_LISTED:
             console.print(f"... and {len(bad) - MAX_LISTED} more (see the reports)")
@@ -76,3 +95,10 @@ def print_summary(console: Console, results: Sequence[CaseResult], elapsed_s: fl
         totals.add_column(outcome, justify="right")
     totals.add_row(*(f"[{STYLES[o]}]{counts.get(o, 0)}[/]" for o in OUTCOMES))
     console.print(totals)
+    if graded:
+        grades = Counter(r.grade for r in results if r.grade is not None)
+        table = Table(title="grades (a consumer other than the reference one)")
+        for g in GRADES:
+            table.add_column(g, justify="right")
+        table.add_row(*(f"[{GRADE_STYLES[g]}]{grades.get(g, 0)}[/]" for g in GRADES))
+        console.print(table)

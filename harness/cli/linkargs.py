@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import argparse
 
+from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.framing import DEFAULT_MAX_MESSAGE_BYTES, FRAMING_NAMES, FramingOptions
 from reference_impl.link import LinkSpec
 from reference_impl.payload import envelope, messages, tokens
-from reference_impl.session import ConsumerConfig
 
 PAYLOADS = ("messages", "envelope", "tokens")
 

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
+from importlib import metadata
 
 import trio
 
@@ -18,7 +19,8 @@ from harness.cli.linkargs import (
     hostport,
     link_from_args,
 )
-from reference_impl.consumer import ConsumerPolicy, run_consumer
+from reference_impl.consumer import run_consumer
+from reference_impl.consumer_config import ConsumerPolicy
 from reference_impl.producer import Producer, ProducerConfig
 from reference_impl.report import ConsumerReport, to_json
 
@@ -71,8 +73,16 @@ async def _consume(args: argparse.Namespace) -> int:
     return 0 if report.complete else 1
 
 
+def _version() -> str:
+    try:
+        return metadata.version("tearline")
+    except metadata.PackageNotFoundError:  # run from a checkout that was never installed
+        return "unknown (not installed)"
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="tearline", description=__doc__)
+    parser.add_argument("--version", action="version", version=f"tearline {_version()}")
     sub = parser.add_subparsers(dest="command", required=True)
     demo = sub.add_parser("demo", help="run the reference link end to end on loopback")
     add_link_arguments(demo)
@@ -112,5 +122,3 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # `tearline list | head`
         sys.stderr.close()
         return 0
-
-

@@ -1,11 +1,21 @@
-"""``tearline proxy``: the fault proxy on its own, in front of a real service."""
+"""``tearline proxy``: the fault proxy on its own, in front of a real service; with ``--api``,
+a Toxiproxy-compatible control API that creates proxies and changes their faults at runtime.
+
+Both run until SIGINT or SIGTERM (one line, exit 130 or 0) or ``--max-connections``. Every
+address is on the loopback interface unless ``--allow-remote`` says otherwise. Connections are
+recorded one by one and only the last ``--keep-connections`` closed ones are kept, so the
+proxy runs for days in constant memory.
+"""
 
 from __future__ import annotations
 
 # The proxy, the faults and the scenario loader are imported where used: `tearline consume`
 # (started once per case by consumer tests) should not pay for them.
 import argparse
+import ipaddress
+import signal
 import sys
+from functools import partial
 from typing import TYPE_CHECKING
 
 import trio
@@ -15,9 +25,15 @@ if TYPE_CHECKING:
 
 from harness.cli.linkargs import hostport
 
+DEFAULT_API = ("127.0.0.1", 8474)
+EXIT_SIGINT = 130
+
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    proxy = sub.add_parser("proxy", help="run the fault proxy in front of a real service")
+    proxy = sub.add_parser(
+        "proxy",
+        help="run the fault proxy in front of a real service (with --api: a Toxiproxy server)",
+    )
     proxy.add_argument(
         "--listen",
         type=hostport,
@@ -25,19 +41,60 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="HOST:PORT",
         help="where to listen (default 127.0.0.1, a port from the OS)",
     )
-    proxy.add_argument("--upstream", type=hostport, required=True, metavar="HOST:PORT")
+    proxy.add_argument(
+        "--upstream",
+        type=hostport,
+        default=None,
+        metavar="HOST:PORT",
+        help="the service to proxy (required without --api)",
+    )
     proxy.add_argument(
         "--faults",
         default=None,
         metavar="FILE",
         help="YAML file with a 'faults' list (as in a scenario)",
     )
-    proxy.add_argument("--seed", type=int, default=0)
+    proxy.add_argument(
+        "--api",
+        type=hostport,
+        nargs="?",
+        const=DEFAULT_API,
+        default=None,
+        metavar="HOST:PORT",
+        help="serve Toxiproxy's HTTP API here (default 127.0.0.1:8474); proxies and toxics are "
+        "then created through it (docs/proxy-api.md)",
+    )
+    proxy.add_argument(
+        "--config",
+        default=None,
+        metavar="FILE",
+        help="with --api: a JSON list of proxies to create at start (as POST /populate)",
+    )
+    proxy.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seeds every random choice (jitter, toxicity, slice sizes); the same seed and the "
+        "same calls replay them",
+    )
+    proxy.add_argument(
+        "--allow-remote",
+        action="store_true",
+        help="allow --api, --listen and proxies' listen addresses off the loopback interface "
+        "(the API has no authentication: anyone who reaches it can proxy anything)",
+    )
+    proxy.add_argument(
+        "--keep-connections",
+        type=int,
+        default=100,
+        metavar="N",
+        help="closed connections whose events are kept per proxy (default 100)",
+    )
     proxy.add_argument(
         "--max-connections",
         type=int,
         default=0,
-        help="exit after this many connections closed (0: run until Ctrl-C)",
+        help="without --api: exit after this many connections closed (0: run until Ctrl-C)",
     )
 
 
@@ -45,25 +102,57 @@ def _log(note: str) -> None:
     print(f"[tearline proxy] {note}", file=sys.stderr, flush=True)
 
 
-async def _serve(args: argparse.Namespace, faults: tuple[Fault, ...]) -> str:
-    from harness.judging.timeline import Timeline  # noqa: PLC0415
+def _os_error(err: BaseException) -> OSError | None:
+    """``err``, or the OSError inside an exception group that holds nothing else."""
+    while isinstance(err, BaseExceptionGroup) and len(err.exceptions) == 1:
+        err = err.exceptions[0]
+    return err if isinstance(err, OSError) else None
+
+
+def _is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+async def _signals(stop: trio.Event, code: list[int]) -> None:
+    """Until SIGINT (exit 130) or SIGTERM (exit 0): then say so once and set ``stop``."""
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as received:
+        async for signum in received:
+            code[0] = EXIT_SIGINT if signum == signal.SIGINT else 0
+            _log(f"{signal.Signals(signum).name}: shutting down")
+            stop.set()
+            return
+
+
+async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: trio.Event) -> str:
+    """One proxy, as before the API: until ``--max-connections`` closed or ``stop``; '' or
+    why it could not listen."""
+    from harness.control.events import ConnectionLog  # noqa: PLC0415
     from harness.proxy.server import Proxy, ProxyConfig  # noqa: PLC0415 - see the imports above
 
-    """Serve until ``--max-connections`` closed (or Ctrl-C); '' or why it could not listen."""
-    timeline = Timeline()
-    printed = 0
+    store = ConnectionLog(args.keep_connections)
+    printed: dict[int, int] = {}
 
     def log(note: str) -> None:
-        nonlocal printed
-        for record in timeline.faults[printed:]:
-            _log(
-                f"connection {record.connection} {record.direction}: {record.name} at byte "
-                f"{record.offset}: {record.detail}"
-            )
-        printed = len(timeline.faults)
+        for record in store.records():
+            faults_seen = record.timeline.faults
+            done = printed.get(record.id, 0)
+            for fault in faults_seen[done:]:
+                _log(
+                    f"connection {fault.connection} {fault.direction}: {fault.name} at byte "
+                    f"{fault.offset}: {fault.detail}"
+                )
+            printed[record.id] = len(faults_seen)
+        for gone in set(printed) - {r.id for r in store.records()}:
+            del printed[gone]
         _log(note)
 
-    proxy = Proxy(ProxyConfig(args.upstream, faults, seed=args.seed, log=log), timeline)
+    config = ProxyConfig(args.upstream, faults, seed=args.seed, log=log)
+    proxy = Proxy(config, store=store)
     async with trio.open_nursery() as nursery:
         try:
             port = await nursery.start(proxy.serve, args.listen[0], args.listen[1])
@@ -74,9 +163,81 @@ async def _serve(args: argparse.Namespace, faults: tuple[Fault, ...]) -> str:
             f"{len(faults)} fault(s), seed {args.seed}"
         )
         if args.max_connections:
-            while proxy.connections < args.max_connections or proxy.active:
-                await proxy.wait_closed_connection()
-            nursery.cancel_scope.cancel()
+
+            async def enough() -> None:
+                while proxy.connections < args.max_connections or proxy.active:
+                    await proxy.wait_closed_connection()
+                stop.set()
+
+            nursery.start_soon(enough)
+        await stop.wait()
+        nursery.cancel_scope.cancel()
+    return ""
+
+
+async def _serve_api(args: argparse.Namespace, stop: trio.Event) -> str:
+    """The control API and its proxies, until ``stop``; '' or why it could not start."""
+    from harness.control.api import ApiRequest, ControlApi  # noqa: PLC0415
+    from harness.control.asgi import bound_port, serve_api  # noqa: PLC0415
+    from harness.control.runtime import ProxyRuntime  # noqa: PLC0415
+
+    host, port = args.api
+    async with trio.open_nursery() as nursery:
+        runtime = ProxyRuntime(nursery, seed=args.seed, log=_log)
+        api = ControlApi(runtime, allow_remote=args.allow_remote, window=args.keep_connections)
+        if args.config:
+            try:
+                with open(args.config, "rb") as file:
+                    body = file.read()
+            except OSError as err:
+                return f"{args.config}: {err.strerror}"
+            wire = await api.handle(ApiRequest("POST", "/populate", body))
+            if wire.status >= 300:
+                await runtime.stop_all()
+                return f"{args.config}: {wire.body.decode(errors='replace')}"
+        try:
+            binds = await nursery.start(partial(serve_api, log=_log), api, host, port, stop.wait)
+        except (OSError, ExceptionGroup) as err:  # Hypercorn binds inside a nursery of its own
+            cause = _os_error(err)
+            if cause is None:
+                raise
+            await runtime.stop_all()
+            return f"cannot listen on {host}:{port}: {cause.strerror}"
+        _log(
+            f"Toxiproxy API on http://{host}:{bound_port(binds)}, {len(api.proxies)} proxy(ies), "
+            f"seed {args.seed} (--seed {args.seed} replays)"
+        )
+        await stop.wait()
+        await runtime.stop_all()
+        nursery.cancel_scope.cancel()
+    return ""
+
+
+async def _main(args: argparse.Namespace, faults: tuple[Fault, ...]) -> tuple[int, str]:
+    stop = trio.Event()
+    code = [0]
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_signals, stop, code)
+        if args.api is not None:
+            problem = await _serve_api(args, stop)
+        else:
+            problem = await _serve_one(args, faults, stop)
+        nursery.cancel_scope.cancel()
+    return code[0], problem
+
+
+def _check(args: argparse.Namespace) -> str:
+    if args.api is None and args.upstream is None:
+        return "--upstream is required (or --api, to create proxies through the API)"
+    if args.api is not None and (args.faults or args.upstream):
+        return "--faults and --upstream describe the proxy without --api; with --api use the API"
+    if not args.allow_remote:
+        for what, address in (("--api", args.api), ("--listen", args.listen)):
+            if address is not None and not _is_loopback(address[0]):
+                return (
+                    f"{what} {address[0]} is not a loopback address; pass --allow-remote to "
+                    "listen there (the proxy forwards anything, the API has no authentication)"
+                )
     return ""
 
 
@@ -85,6 +246,9 @@ def proxy(args: argparse.Namespace) -> int:
     from harness.scenario import ScenarioError  # noqa: PLC0415
     from harness.scenario.loader import load_faults_file  # noqa: PLC0415
 
+    if problem := _check(args):
+        print(f"tearline proxy: {problem}", file=sys.stderr)
+        return 2
     faults: tuple[Fault, ...] = ()
     if args.faults:
         try:
@@ -94,12 +258,20 @@ def proxy(args: argparse.Namespace) -> int:
             return 2
         # No expected wire here: only byte offsets and times can be placed. Say so now, not
         # when the first connection reaches the fault.
-        problem = check_positions(faults, OffsetsLocator())
-        if problem:
-            print(f"{args.faults}: {problem}", file=sys.stderr)
+        misplaced = check_positions(faults, OffsetsLocator())
+        if misplaced:
+            print(f"{args.faults}: {misplaced}", file=sys.stderr)
             return 2
-    problem = trio.run(_serve, args, faults)
+    try:
+        code, problem = trio.run(_main, args, faults)
+    except KeyboardInterrupt:  # a second Ctrl-C during the shutdown
+        return EXIT_SIGINT
+    except Exception as err:  # a bug: one line, not a traceback
+        while isinstance(err, ExceptionGroup) and err.exceptions:
+            err = err.exceptions[0]
+        print(f"tearline proxy: internal error: {type(err).__name__}: {err}", file=sys.stderr)
+        return 1
     if problem:
         print(f"tearline proxy: {problem}", file=sys.stderr)
         return 2
-    return 0
+    return code

@@ -11,8 +11,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from harness.cli.types import bounded_float, bounded_int
+from harness.config.limits import MAX_DURATION_MS, MAX_SEED
 from harness.scenario.errors import ScenarioError
+from harness.scenario.model import TokensConfig
 from harness.scenario.selection import SelectionError, matches
+from reference_impl.payload import tokens
 
 if TYPE_CHECKING:
     from harness.scenario import Case
@@ -21,6 +25,8 @@ if TYPE_CHECKING:
 # shares this parser) starts fast.
 
 EXIT_BAD_INPUT = 2
+MAX_JOBS = 256
+MAX_IN_FLIGHT = 1024
 
 
 def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -33,8 +39,26 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         metavar="EXPR",
         help="only cases whose id matches (words, and, or, not)",
     )
-    run.add_argument("--jobs", "-j", type=int, default=1, help="worker processes")
-    run.add_argument("--seed", type=int, default=None, help="replay with this seed")
+    run.add_argument(
+        "--jobs", "-j", type=bounded_int(1, MAX_JOBS), default=1, help="worker processes"
+    )
+    run.add_argument(
+        "--in-flight",
+        type=bounded_int(1, MAX_IN_FLIGHT),
+        default=8,
+        metavar="N",
+        help="cases at once in each worker (default 8; timed cases run one at a time)",
+    )
+    run.add_argument(
+        "--deadline-ms",
+        type=bounded_float(0, MAX_DURATION_MS),
+        default=None,
+        metavar="MS",
+        help="every case's deadline instead of its scenario's (a slow consumer program)",
+    )
+    run.add_argument(
+        "--seed", type=bounded_int(0, MAX_SEED), default=None, help="replay with this seed"
+    )
     run.add_argument(
         "--report",
         nargs="?",
@@ -44,6 +68,12 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="write index.html, junit.xml, results.json (and pcaps) in DIR (default: reports/)",
     )
     run.add_argument("--pcap", choices=("failing", "all", "none"), default="failing")
+    run.add_argument(
+        "--report-detail",
+        choices=("failing", "all"),
+        default="failing",
+        help="results.json: per-write segments of failing cases only (default) or of all",
+    )
     add_target_arguments(run)
     validate = sub.add_parser("validate", help="check scenario files without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")
@@ -65,6 +95,13 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         "{framing}, {payload} are replaced); see docs/consumer-contract.md",
     )
     group.add_argument(
+        "--consumer-function",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="run this Python function as the consumer in every case (warm, no program start);"
+        " see docs/python-consumers.md",
+    )
+    group.add_argument(
         "--upstream",
         default=None,
         metavar="HOST:PORT",
@@ -78,6 +115,14 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
         help="only scenarios over this framing (repeatable)",
     )
     group.add_argument(
+        "--profile",
+        action="append",
+        default=None,
+        metavar="NAME",
+        choices=tokens.PROFILES,
+        help="only token streams of this producer profile (repeatable; implies payload tokens)",
+    )
+    group.add_argument(
         "--payload",
         action="append",
         default=None,
@@ -86,11 +131,16 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def retarget(case: Case, consumer: str | None, upstream: str | None) -> Case:
-    """The case run against the user's consumer program and/or producer."""
+def retarget(
+    case: Case, consumer: str | None, upstream: str | None, function: str | None = None
+) -> Case:
+    """The case run against the user's consumer (program or function) and/or producer."""
     link = case.scenario.link
     if consumer is not None:
-        link = replace(link, consumer=replace(link.consumer, command=tuple(shlex.split(consumer))))
+        command = tuple(shlex.split(consumer))
+        link = replace(link, consumer=replace(link.consumer, command=command, function=None))
+    if function is not None:
+        link = replace(link, consumer=replace(link.consumer, command=None, function=function))
     if upstream is not None:
         link = replace(link, producer=replace(link.producer, upstream=upstream))
     return replace(case, scenario=replace(case.scenario, link=link))
@@ -99,7 +149,14 @@ def retarget(case: Case, consumer: str | None, upstream: str | None) -> Case:
 def _fits(case: Case, args: argparse.Namespace) -> bool:
     link = case.scenario.link
     framings, payloads = getattr(args, "framing", None), getattr(args, "payload", None)
-    return (not framings or link.framing in framings) and (not payloads or link.payload in payloads)
+    profiles = getattr(args, "profile", None)
+    config = link.payload_config
+    profile = config.profile if isinstance(config, TokensConfig) else None
+    return (
+        (not framings or link.framing in framings)
+        and (not payloads or link.payload in payloads)
+        and (not profiles or profile in profiles)
+    )
 
 
 def _fail(message: str) -> int:
@@ -116,20 +173,39 @@ def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
     return [case for case in cases if matches(select, case.case_id)] if select else cases
 
 
+def print_warnings(cases: Sequence[Case]) -> None:
+    """What the author should know about cases that are valid (``harness.link.unseen``)."""
+    from harness.link.reference import prepared_link  # noqa: PLC0415
+    from harness.link.unseen import case_warnings  # noqa: PLC0415
+
+    shown = [
+        (case.scenario.origin.file, case.scenario.origin.line, prepared, case.scenario.faults)
+        for case in cases
+        if case.scenario.origin is not None
+        and case.scenario.link.producer.upstream is None
+        and (prepared := prepared_link(case.scenario)) is not None
+    ]
+    for line in case_warnings(shown):
+        print(line, file=sys.stderr)
+
+
 def targeted_cases(args: argparse.Namespace) -> list[Case]:
     """The selected cases, filtered and retargeted by the 'your own link' options."""
     cases = [case for case in load_cases(args.paths, args.select) if _fits(case, args)]
     consumer, upstream = getattr(args, "consumer", None), getattr(args, "upstream", None)
-    if consumer is None and upstream is None:
+    function = getattr(args, "consumer_function", None)
+    if consumer is not None and function is not None:
+        raise SelectionError("give --consumer or --consumer-function, not both")
+    if consumer is None and upstream is None and function is None:
         return cases
-    return [retarget(case, consumer, upstream) for case in cases]
+    return [retarget(case, consumer, upstream, function) for case in cases]
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console  # noqa: PLC0415
 
     from harness.cli.console import print_summary, progress_bar  # noqa: PLC0415
-    from harness.running.execute import run_all  # noqa: PLC0415
+    from harness.running.execute import RunSettings, run_all  # noqa: PLC0415
 
     console = Console(stderr=False)
     try:
@@ -138,11 +214,11 @@ def run(args: argparse.Namespace) -> int:
         return _fail(str(err))
     if not cases:
         return _fail("no cases selected")
-    if args.jobs < 1:
-        return _fail("--jobs: must be >= 1")
+    print_warnings(cases)
+    settings = RunSettings(args.jobs, args.in_flight, args.seed, args.deadline_ms)
     started = time.monotonic()
     with progress_bar(console, len(cases)) as advance:
-        results = run_all(cases, jobs=args.jobs, seed=args.seed, progress=advance)
+        results = run_all(cases, settings, progress=advance)
     elapsed = time.monotonic() - started
     print_summary(console, results, elapsed)
     if args.report:
@@ -154,9 +230,10 @@ def run(args: argparse.Namespace) -> int:
             pcap=args.pcap,
             elapsed_s=elapsed,
             command=["tearline", *sys.argv[1:]],
+            detail=args.report_detail,
         )
         console.print(f"reports: {written}", soft_wrap=True)
-    return 0 if all(r.passed for r in results) else 1
+    return 0 if all(r.ok for r in results) else 1
 
 
 def validate(args: argparse.Namespace) -> int:
@@ -164,6 +241,7 @@ def validate(args: argparse.Namespace) -> int:
         cases = load_cases(args.paths)
     except ScenarioError as err:
         return _fail(str(err))
+    print_warnings(cases)
     print(f"ok: {len(cases)} cases")
     return 0
 

@@ -18,7 +18,8 @@ from harness.errors import FieldError
 def check_fields(obj: object) -> None:
     """Raise ``FieldError`` (path: the field's key) for the first field whose value breaks a
     constraint of its type, or is a float that is not finite."""
-    for key, info in yaml_fields(type(obj)).items():
+    cls: Any = type(obj)
+    for key, info in yaml_fields(cls).items():
         if info.custom:
             continue
         problem = value_problem(getattr(obj, info.name), info.hint)

@@ -100,6 +100,22 @@ class MinLen:
 
 
 @dataclass(frozen=True, slots=True)
+class MaxLen:
+    """A string or list of at most ``size`` items (characters)."""
+
+    size: int
+
+    def check(self, value: Any) -> str | None:
+        if len(value) <= self.size:
+            return None
+        unit = "characters" if isinstance(value, str) else "items"
+        return f"at most {self.size} {unit} (got {len(value)})"
+
+    def schema(self, json_type: str) -> dict[str, Any]:
+        return {"maxLength" if json_type == "string" else "maxItems": self.size}
+
+
+@dataclass(frozen=True, slots=True)
 class Pattern:
     """A string matching ``regex`` as a whole; ``hint`` says in words what that means."""
 

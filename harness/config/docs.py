@@ -9,7 +9,6 @@ indented lines continue the entry; a subclass's text wins).
 from __future__ import annotations
 
 import dataclasses
-import functools
 import inspect
 import re
 
@@ -17,12 +16,16 @@ _FIELD_DOC = re.compile(r"^- ``(\w+)``: (.*)$")
 _FIELD_LINE = re.compile(r"([A-Za-z_]\w*)\s*:(?!:)")
 
 
-@functools.cache
+_CACHE: dict[type, dict[str, str]] = {}  # reading source is slow: once per class
+
+
 def field_docs(cls: type) -> dict[str, str]:
     """``{field: text}`` for the documented fields of ``cls``, in the order of its fields."""
-    docs = _docstring_docs(cls) | _comment_docs(cls)
-    order = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
-    return {name: docs[name] for name in order if name in docs} | docs
+    if cls not in _CACHE:
+        docs = _docstring_docs(cls) | _comment_docs(cls)
+        order = [f.name for f in dataclasses.fields(cls)] if dataclasses.is_dataclass(cls) else []
+        _CACHE[cls] = {name: docs[name] for name in order if name in docs} | docs
+    return _CACHE[cls]
 
 
 def class_doc(cls: type) -> str | None:

@@ -6,8 +6,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
-from harness.config.constraints import Ge, Le
-from harness.config.limits import MAX_BYTES
+from harness.config.constraints import Ge, Le, MaxLen, MinLen
+from harness.config.limits import MAX_BYTES, MAX_MESSAGE_BYTES
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
 from harness.faults.items import Chunk, Close, End, Item, rewrite_chunk
@@ -20,15 +20,18 @@ Byte = Annotated[int, Ge(0), Le(255)]
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Corrupt(BaseFault):
-    """Change ``count_bytes`` bytes from ``at``: XOR each with ``mask``, or set each to
-    ``value``. Nothing is added or removed, so framing stays aligned and only checksums or
-    parsers can notice.
+    """Change ``count_bytes`` bytes from ``at``: XOR each with ``mask``, set each to
+    ``value``, or overwrite them with ``text``. Nothing is added or removed, so framing stays
+    aligned and only checksums or parsers can notice (an envelope chunk whose ``"sequence":3``
+    reads ``"sequence":4`` with its records intact, say).
 
     - ``at``: the first byte to change (a byte position; not a time).
     - ``count_bytes``: how many bytes to change (default 1; fewer if the stream ends first).
     - ``mask``: XOR mask, 1-255 (default 255: every bit flipped).
     - ``value``: set the bytes to this value, 0-255, instead of XOR (a byte that already has
       it is unchanged).
+    - ``text``: overwrite the bytes from ``at`` with this UTF-8 text, byte for byte, instead
+      (``count_bytes`` is then its length in bytes).
     """
 
     kind: ClassVar[str] = "corrupt"
@@ -36,18 +39,35 @@ class Corrupt(BaseFault):
     count_bytes: Annotated[int, Ge(1), Le(MAX_BYTES)] = 1
     mask: Annotated[int, Ge(1), Le(255)] = 0xFF
     value: Byte | None = None
+    text: Annotated[str, MinLen(1), MaxLen(MAX_MESSAGE_BYTES)] | None = None
 
     def _validate(self) -> None:
         try:
             require_bytes(self.at)
         except FieldError as err:
             raise err.within("at") from None
+        if self.text is not None and self.value is not None:
+            raise FieldError("give value or text, not both", path=("text",))
+        if self.text is not None and self.count_bytes not in (1, len(self.text.encode())):
+            raise FieldError(
+                f"with text, count_bytes is its length ({len(self.text.encode())})",
+                path=("count_bytes",),
+            )
 
-    def new_byte(self, _offset: int, old: int) -> int:
-        """What the byte ``old`` becomes."""
+    @property
+    def size(self) -> int:
+        """How many bytes it changes."""
+        return len(self.text.encode()) if self.text is not None else self.count_bytes
+
+    def new_byte(self, offset: int, old: int, start: int = 0) -> int:
+        """What the byte ``old`` at stream ``offset`` becomes (``start``: where ``at`` is)."""
+        if self.text is not None:
+            return self.text.encode()[offset - start]
         return self.value if self.value is not None else old ^ self.mask
 
     def how(self) -> str:
+        if self.text is not None:
+            return f"= {self.text!r}"
         return f"= 0x{self.value:02x}" if self.value is not None else f"^ 0x{self.mask:02x}"
 
     def stage(self, ctx: StageContext) -> Stage:
@@ -55,7 +75,9 @@ class Corrupt(BaseFault):
 
     def _plan(self, ctx: StageContext) -> Rewrite | None:
         start = ctx.locator.offset(self.at)
-        return None if start is None else Rewrite(start, start + self.count_bytes, self.new_byte)
+        if start is None:
+            return None
+        return Rewrite(start, start + self.size, lambda p, old: self.new_byte(p, old, start))
 
 
 @dataclass(frozen=True, slots=True)

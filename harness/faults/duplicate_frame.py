@@ -43,7 +43,7 @@ class DuplicateFrameStage(RangedStage):
             return [item]
         head, rest = split_chunk(item, start)
         middle, tail = split_chunk(rest, end) if rest is not None else (None, None)
-        out = [part for part in (head, middle) if part is not None]
+        out: list[Item] = [part for part in (head, middle) if part is not None]
         if middle is not None:
             self._copy += middle.data
         if len(self._copy) == end - start and self._copy:

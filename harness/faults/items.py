@@ -12,8 +12,9 @@ feeds ``Chunk`` items into the first stage; what the last stage hands on, the pr
 - ``Close(how)``: end the destination leg now: ``fin`` (graceful close), ``rst`` (SO_LINGER 0,
   then close) or ``half`` (FIN in this direction only; the other direction stays open).
   Nothing after it is written.
-- ``Heartbeat(data)``: bytes that are not the producer's (an SSE ``: ping``, a WebSocket
-  ping frame), written as they are; they have no offset.
+- ``Heartbeat(data, kind)``: bytes that are not the producer's (an SSE ``: ping``, a WebSocket
+  ping frame; ``kind="inserted"`` for what an ``insert`` fault adds), written as they are;
+  they have no offset.
 - ``End()``: the source ended (EOF); the proxy forwards it as a half-close.
 
 Rule: no byte is lost unless losing it is the fault; a stage hands on what it holds before it
@@ -55,6 +56,8 @@ class Close:
 @dataclass(frozen=True, slots=True)
 class Heartbeat:
     data: bytes
+    #: how the timeline names it: "heartbeat", or "inserted"
+    kind: str = "heartbeat"
 
 
 @dataclass(frozen=True, slots=True)

@@ -14,8 +14,12 @@ writes what comes out. Tests drive the same stages on a virtual clock
   so the producer feels the fault as backpressure (a stall, a slow consumer, a throttle).
 - ``release(now)``: the stage is taken off a running connection (the control API): hand on
   everything it holds, in order, so that no byte is lost that the fault does not drop.
+- ``retune(fault)`` (``BaseStage``): the fault under the same name changed on a running
+  connection; a stage that can take the new settings and keep its state (the bytes a
+  ``limit_data`` already let through) does so and returns True, else it is replaced.
 
-``Chain`` runs stages in order, each one's output becoming the next one's input.
+``Chain`` runs stages in order, each one's output becoming the next one's input; the proxy may
+change its stages between steps (``harness/proxy/plans.py``).
 ``PositionedStage`` is the shape most faults share: pass the stream through until it reaches
 the fault's position (cutting the chunk that straddles it), fire there once, then treat what
 follows. Positions are resolved by the direction's ``Locator``: the prepared link of a case, or
@@ -120,6 +124,11 @@ class BaseStage:
     def release(self, now: float) -> list[Item]:
         return []
 
+    def retune(self, fault: object) -> bool:
+        """Take ``fault``'s settings and keep this stage's state (True), or say it must be
+        replaced (False, the default)."""
+        return False
+
 
 class Chain:
     """Stages in order; what one hands on is the next one's input."""
@@ -129,6 +138,11 @@ class Chain:
 
     def pipe(self, item: Item, now: float) -> list[Item]:
         return self._through(0, [item], now)
+
+    def pipe_from(self, index: int, items: list[Item], now: float) -> list[Item]:
+        """``items`` through the stages from ``index`` on (what a stage taken off the chain
+        held goes on from where that stage was)."""
+        return self._through(index, items, now)
 
     def poll(self, now: float) -> list[Item]:
         """Every stage's due items, each passed through the stages after it. A stage's own
@@ -149,20 +163,6 @@ class Chain:
     @property
     def accepting(self) -> bool:
         return all(stage.accepting for stage in self.stages)
-
-    def replace(self, index: int, stage: Stage | None, now: float) -> list[Item]:
-        """Swap the stage at ``index`` for ``stage`` (None: remove it) on a running stream.
-        What the old stage held goes through the stages after it; the result is what comes
-        out of the chain's end."""
-        held = self.stages[index].release(now)
-        if stage is None:
-            del self.stages[index]
-            return self._through(index, held, now)
-        self.stages[index] = stage
-        return self._through(index + 1, held, now)
-
-    def insert(self, index: int, stage: Stage) -> None:
-        self.stages.insert(index, stage)
 
     def _through(self, start: int, items: list[Item], now: float) -> list[Item]:
         for stage in self.stages[start:]:

@@ -14,10 +14,11 @@ Outcomes, in the order they are decided:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 
-from harness.judging.results import Check, Outcome, expected_label
+from harness.judging.grades import grade
+from harness.judging.results import Check, Grade, Outcome, expected_label
 from harness.judging.timeline import Timeline
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
@@ -52,6 +53,28 @@ class Observation:
     #: why there is no report ("hung past the deadline", "exit 3: ..."), or a harness error
     consumer_problem: str = ""
     harness_error: str = ""
+    #: what was cut from an oversized report before judging (``reference_impl.report.bounded``)
+    report_cuts: tuple[str, ...] = ()
+    #: the consumer is not the reference one: it is graded (``grades.py``)
+    foreign: bool = False
+    #: (sent, delivered) digests of messages a fault changed in a way no consumer can see
+    #: (``harness.link.unseen``): the delivered one counts as the one sent
+    delivered_as: tuple[tuple[str, str], ...] = ()
+
+    #: a short text of each message the producer can send, by digest (for diagnoses)
+    previews: Mapping[str, str] = field(default_factory=dict)
+
+    def preview(self, digest: str) -> str:
+        """The message with ``digest`` as a diagnosis shows it."""
+        shown = self.previews.get(digest)
+        return f"{shown!r} (sha256 {digest[:12]})" if shown else f"sha256 {digest[:12]}"
+
+    def as_sent(self, digest: str) -> str:
+        """The digest the producer sent for an accepted ``digest``."""
+        for sent, delivered in self.delivered_as:
+            if digest == delivered:
+                return sent
+        return digest
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,46 +82,97 @@ class Judgement:
     outcome: Outcome
     diagnosis: str
     checks: tuple[Check, ...] = field(default=())
+    #: a foreign consumer's grade (None for the reference consumer; see grades.py)
+    grade: Grade | None = None
 
 
-def _subsequence_problem(accepted: Sequence[str], sent: Sequence[str]) -> str | None:
-    """None if ``accepted`` appear in ``sent`` in order without repeats; else what broke."""
+MAX_PROBLEMS = 8  # problems a check lists in full; the rest are counted
+
+
+def _subsequence_problems(
+    accepted: Sequence[tuple[str, str]], sent: Sequence[str], preview: Callable[[str], str]
+) -> list[str]:
+    """What breaks "``accepted`` appear in ``sent`` in order, without repeats", every place
+    it breaks; ``accepted`` pairs (digest as sent, its preview)."""
+    problems: list[str] = []
     position = 0
-    for i, digest in enumerate(accepted):
+    for i, (digest, shown) in enumerate(accepted):
         try:
             position = sent.index(digest, position) + 1
+            continue
         except ValueError:
-            again = "a duplicate or out of order" if digest in sent else "never sent"
-            return f"accepted message {i + 1} (sha256 {digest[:12]}) is {again}"
-    return None
+            pass
+        there = (
+            f"; the producer sent {preview(sent[position])} there" if position < len(sent) else ""
+        )
+        again = "a duplicate or out of order" if digest in sent else "never sent"
+        problems.append(f"accepted message {i + 1} {shown} is {again}{there}")
+    return problems
+
+
+def _shown(report_preview: str | None, digest: str, size: int) -> str:
+    text = f"{report_preview!r}, " if report_preview is not None else ""
+    return f"({text}{size} B, sha256 {digest[:12]})"
+
+
+def _listed(problems: Sequence[str]) -> str:
+    more = len(problems) - MAX_PROBLEMS
+    shown = "; ".join(problems[:MAX_PROBLEMS])
+    return shown + (f"; and {more} more" if more > 0 else "")
 
 
 def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Check]:
-    """I1 per connection, and I3: an I1 break on a connection that followed a reconnect."""
+    """I1 per connection, every place it breaks; I3: I1 breaks on a connection that
+    followed a reconnect."""
     if obs.producer_sent is None:
         skipped = "not judged: external producer (its sent log is unknown)"
         return Check("I1", None, skipped), Check("I3", None, skipped)
+    problems: dict[int, list[str]] = {}
     for number in sorted({a.connection for a in report.accepted}):
-        accepted = [a.sha256 for a in report.accepted if a.connection == number]
+        accepted = [
+            (obs.as_sent(a.sha256), _shown(a.preview, a.sha256, a.size))
+            for a in report.accepted
+            if a.connection == number
+        ]
         sent = obs.producer_sent[number - 1] if number <= len(obs.producer_sent) else ()
-        problem = _subsequence_problem(accepted, sent)
-        if problem is not None:
-            where = f"connection {number}: {problem}"
-            if number > 1:
-                return Check("I1", False, where), Check("I3", False, where + " after a reconnect")
-            return Check("I1", False, where), Check("I3", True, "no reconnect involved")
+        found = _subsequence_problems(accepted, sent, obs.preview)
+        if found:
+            problems[number] = [f"connection {number}: {p}" for p in found]
+    if problems:
+        every = [p for number in sorted(problems) for p in problems[number]]
+        later = [p for number in sorted(problems) if number > 1 for p in problems[number]]
+        i3 = (
+            Check("I3", False, _listed(later) + " (after a reconnect)")
+            if later
+            else Check("I3", True, "no reconnect involved")
+        )
+        return Check("I1", False, _listed(every)), i3
     total = len(report.accepted)
+    notes = [*obs.report_cuts]
+    changed = sum(1 for a in report.accepted if obs.as_sent(a.sha256) != a.sha256)
+    if changed:
+        notes.append(f"{changed} as the fault changed them, which no consumer can see")
+    cut = f" ({'; '.join(notes)})" if notes else ""
+    connections = consumer_connections(report, obs)
     return (
-        Check("I1", True, f"{total} accepted messages all byte-identical and in order"),
-        Check("I3", True, f"{len(report.connections)} connection(s), no stale bytes accepted"),
+        Check("I1", True, f"{total} accepted messages all byte-identical and in order{cut}"),
+        Check("I3", True, f"{connections} connection(s), no stale bytes accepted"),
     )
+
+
+def consumer_connections(report: ConsumerReport, obs: Observation) -> int:
+    """How many connections the consumer opened: what the proxy saw, whatever the report
+    says (``connections`` is an optional field of the contract)."""
+    seen = {e.connection for e in obs.timeline.ends} | {s.connection for s in obs.timeline.segments}
+    used = {a.connection for a in report.accepted}
+    return max([len(report.connections), *seen, *used, 1])
 
 
 def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
     """I2: a complete result only when the link delivered the whole stream."""
     if not report.complete:
         return Check("I2", True, "the consumer claimed no complete result")
-    last = max(len(report.connections), 1)
+    last = consumer_connections(report, obs)
     for record in obs.timeline.faults:
         cut_here = record.connection == last and record.direction == "downstream"
         early = obs.payload_end is None or (record.offset or 0) < obs.payload_end
@@ -110,7 +184,7 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
                 f"{last} at byte {record.offset} (payload ends at {obs.payload_end})",
             )
     needed = _needed_messages(obs, last)
-    accepted = {a.sha256 for a in report.accepted}
+    accepted = {obs.as_sent(a.sha256) for a in report.accepted}
     missing = [d for d in needed if d not in accepted]
     if missing:
         return Check(
@@ -164,36 +238,61 @@ def check_fidelity(obs: Observation) -> Check:
     return Check("I5", True, f"{len(obs.timeline.faults)} fault applications on the wire")
 
 
-def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
+@dataclass(frozen=True, slots=True)
+class Mismatch:
+    """One expectation the consumer did not meet: which key, and how, in words."""
+
+    key: str  # "verdict" | "complete" | "accepted_messages"
+    text: str
+
+
+def expectation_mismatches(report: ConsumerReport, expect: Expect) -> list[Mismatch]:
+    found: list[Mismatch] = []
     got = {report.verdict, report.error_code} - {None}
-    problems: list[str] = []
     wanted = (expect.verdict,) if expect.verdict is not None else expect.any_of
     if wanted is not None and got.isdisjoint(wanted):
-        problems.append(
-            f"expected verdict {expected_label(expect)}, got {report.verdict}"
-            + (
-                f" (error {report.error_code})"
-                if report.error_code and report.error_code != report.verdict
-                else ""
+        also = report.error_code and report.error_code != report.verdict
+        error = f" (error {report.error_code})" if also else ""
+        found.append(
+            Mismatch(
+                "verdict", f"expected verdict {expected_label(expect)}, got {report.verdict}{error}"
             )
         )
     if expect.complete is not None and report.complete != expect.complete:
-        problems.append(f"expected complete={expect.complete}, got complete={report.complete}")
-    count = len(report.accepted)
-    wanted_count = expect.accepted_messages
+        text = f"expected complete={expect.complete}, got complete={report.complete}"
+        found.append(Mismatch("complete", text))
+    count, wanted_count = len(report.accepted), expect.accepted_messages
     if isinstance(wanted_count, CountRange):
         low, high = wanted_count.min, wanted_count.max
         if count < low or (high is not None and count > high):
             wanted_text = f"at least {low}" if high is None else f"{low}..{high}"
-            problems.append(f"expected {wanted_text} accepted messages, got {count}")
+            text = f"expected {wanted_text} accepted messages, got {count}"
+            found.append(Mismatch("accepted_messages", text))
     elif wanted_count is not None and count != wanted_count:
-        problems.append(f"expected {wanted_count} accepted messages, got {count}")
+        text = f"expected {wanted_count} accepted messages, got {count}"
+        found.append(Mismatch("accepted_messages", text))
+    return found
+
+
+def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
+    problems = expectation_mismatches(report, expect)
     if problems:
-        return Check("expect", False, "; ".join(problems))
+        return Check("expect", False, "; ".join(p.text for p in problems))
+    count = len(report.accepted)
     return Check("expect", True, f"{report.verdict}, complete={report.complete}, {count} accepted")
 
 
 def judge(expect: Expect, obs: Observation) -> Judgement:
+    """The outcome and its evidence; for a foreign consumer also its grade."""
+    verdict = _judge(expect, obs)
+    if not obs.foreign:
+        return verdict
+    missed = [] if obs.report is None else expectation_mismatches(obs.report, expect)
+    keys = [m.key for m in missed]
+    return replace(verdict, grade=grade(verdict.outcome, keys, expect, obs.report))
+
+
+def _judge(expect: Expect, obs: Observation) -> Judgement:
     if obs.harness_error:
         return Judgement(Outcome.ERROR, obs.harness_error)
     fidelity = check_fidelity(obs)

@@ -31,6 +31,19 @@ class Outcome(StrEnum):
 OUTCOMES: tuple[Outcome, ...] = tuple(Outcome)
 
 
+class Grade(StrEnum):
+    """How a consumer other than the reference one did on a case, after Autobahn's grades
+    (``docs/grades.md``): the reference consumer is held to ``strict`` everywhere."""
+
+    STRICT = "strict"  # the seed's exact verdict and counts
+    NON_STRICT = "non-strict"  # every invariant held and the failure surfaced, another way
+    FAILED = "failed"  # an invariant broke, or no verdict in time
+    INFORMATIONAL = "informational"  # the case asks for what the contract cannot express
+
+
+GRADES: tuple[Grade, ...] = tuple(Grade)
+
+
 @dataclass(frozen=True, slots=True)
 class Check:
     """One piece of evidence: an invariant ("I1".."I6") or the expectation ("expect")."""
@@ -45,7 +58,14 @@ class Target:
     """Whose programs a case ran against: ``None`` is the reference consumer or producer."""
 
     consumer: tuple[str, ...] | None = None
+    #: a Python consumer function, ``package.module:function``
+    function: str | None = None
     upstream: str | None = None
+
+    @property
+    def is_reference(self) -> bool:
+        """The reference consumer (what the library's expectations are written for)."""
+        return self.consumer is None and self.function is None
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,10 +91,20 @@ class CaseResult:
     #: ``[start, end)`` of the first messages on that clean stream (for drawings)
     frames: tuple[tuple[int, int], ...] = field(default=(), repr=False)
     target: Target = Target()
+    #: the grade of a consumer other than the reference one (None: the reference consumer)
+    grade: Grade | None = None
 
     @property
     def passed(self) -> bool:
         return self.outcome is Outcome.PASS
+
+    @property
+    def ok(self) -> bool:
+        """Not a failure for CI: a pass for the reference consumer; for another consumer, any
+        grade but ``failed`` (a case that could not be run or proven is never ok)."""
+        if self.target.is_reference:
+            return self.passed
+        return self.grade is not None and self.grade is not Grade.FAILED
 
 
 def expected_label(expect: Expect) -> str:
@@ -97,6 +127,8 @@ def replay_command(result: CaseResult) -> str:
     words = ["tearline", "run", result.file, "-k", result.case_id, "--seed", str(result.seed)]
     if result.target.consumer is not None:
         words += ["--consumer", shlex.join(result.target.consumer)]
+    if result.target.function is not None:
+        words += ["--consumer-function", result.target.function]
     if result.target.upstream is not None:
         words += ["--upstream", result.target.upstream]
     return shlex.join(words)

@@ -35,7 +35,7 @@ class Segment:
     offset: int  # offset on the written leg (after faults)
     length: int
     sha256: str  # first 16 hex digits of the segment's SHA-256; "" on a pass-through direction
-    kind: str = "data"  # "data" | "heartbeat"
+    kind: str = "data"  # "data" | "heartbeat" | "inserted"
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,6 +46,9 @@ class FaultRecord:
     name: str
     offset: int | None  # offset in the producer's stream where it applied
     detail: str
+    #: the fault's name where it came from: ``"1"`` for a case's ``faults[1]``, a toxic's name
+    #: in the control API; "" when unknown
+    source: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,9 +131,10 @@ class Timeline:
         name: str,
         offset: int | None,
         detail: str,
+        source: str = "",
     ) -> None:
         self.faults.append(
-            FaultRecord(now - self.started, connection, direction, name, offset, detail)
+            FaultRecord(now - self.started, connection, direction, name, offset, detail, source)
         )
 
     def ended(self, now: float, connection: int, direction: str, how: HowEnded, read: int) -> None:

@@ -21,6 +21,7 @@ from harness.errors import FieldError
 from reference_impl.errors import CodecError
 from reference_impl.framing import layout
 from reference_impl.link import LinkSpec, content_messages, expected_wire, iter_payload
+from reference_impl.report import preview
 
 #: message spans a result keeps for the report's drawing
 MAX_SPANS_KEPT = 4096
@@ -67,6 +68,10 @@ class PreparedLink:
 
     def digests(self) -> tuple[str, ...]:
         return tuple(hashlib.sha256(data).hexdigest() for data in self.messages)
+
+    def previews(self) -> dict[str, str]:
+        """A short text of each message, by digest (for diagnoses)."""
+        return {hashlib.sha256(data).hexdigest(): preview(data) for data in self.messages}
 
 
 @functools.lru_cache(maxsize=8)  # a big stream is big: keep few

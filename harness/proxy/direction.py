@@ -5,7 +5,9 @@ with faults is ``run_chain``: one task that reads the source, feeds each read to
 stages with the time, polls the chain when a stage's timer is due, and writes what comes out;
 while a stage is not accepting (a stall, a slow consumer) it reads nothing, so the producer
 feels the fault as backpressure. The stages are pure (``harness/faults/stage.py``): every
-decision about bytes is theirs; this module only moves bytes and keeps the clock.
+decision about bytes is theirs; this module only moves bytes and keeps the clock. When the
+proxy's faults change while the leg runs (``plans.py``), the leg moves from copying to a chain
+and rebuilds its chain on its next step.
 
 Items become wire events here: bytes, a read boundary (wait until the peer has read everything,
 ``drain.py``), FIN, RST or half-close. EOF from the source is forwarded as a half-close
@@ -15,15 +17,21 @@ written goes into the ``Timeline``.
 
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import trio
 
+from harness.faults.config import Fault
 from harness.faults.items import Boundary, Chunk, Close, Direction, End, Heartbeat, Item
-from harness.faults.stage import Chain
+from harness.faults.stage import BaseStage, Chain, Stage
 from harness.judging.timeline import HowEnded, Timeline
 from harness.proxy.drain import proc_key, wait_drained
+from harness.proxy.plans import FaultPlan, NamedFault
 from harness.proxy.sockio import read_some, reset, send_all
+
+StageFactory = Callable[[str, Fault], Stage]
 
 _BROKEN = (trio.BrokenResourceError, trio.ClosedResourceError)
 
@@ -54,81 +62,159 @@ class Leg:
     timeline: Timeline
     read_bytes: int
     split_timeout_s: float
+    plan: FaultPlan = field(default_factory=FaultPlan)
+    #: makes the stage of one named fault for this leg (placement checked)
+    build: StageFactory | None = None
+    #: sees every read of the source before any fault does (a live locator decoding frames)
+    observe: Callable[[bytes], None] | None = None
     #: the source reset the connection (its Close("rst") is the peer's, not a fault's)
     peer_reset: bool = False
+    _built: dict[str, tuple[Fault, Stage]] = field(default_factory=dict)
+    _version: int = -1
 
-    async def copy(self) -> None:
+    async def run(self) -> None:
+        """Until the destination leg ends: copy while no fault applies, else run a chain."""
+        faults = self.plan.for_leg(self.direction, self.conn.number)
+        pending: Item | None = None
+        if not faults:
+            self._version = self.plan.version
+            ended, pending = await self.copy()
+            if ended:
+                return
+        await self.run_chain(pending)
+
+    async def copy(self) -> tuple[bool, Item | None]:
         """The no-fault path: big reads, one write each, straight to the sockets; no digest
-        either (no fault to prove)."""
-        conn, direction = self.conn, self.direction
+        either (no fault to prove). Returns ``(True, None)`` once the leg ended, or
+        ``(False, item)`` when faults came (the item read meanwhile goes to them)."""
+        conn, direction, plan = self.conn, self.direction, self.plan
         while True:
-            try:
-                data = await read_some(self.src, self.read_bytes)
-            except _BROKEN:
-                await self.close("rst", peer=True)
-                return
-            if not data:
+            if plan.live:
+                read: Item | None = None  # stays None when the change interrupts the read
+                with plan.interruptible(math.inf):
+                    read = await self._read_item()
+                if self._version != plan.version:
+                    return False, read
+                if read is None:
+                    continue
+                item = read
+            else:
+                item = await self._read_item()
+            if isinstance(item, End):
                 await self.close("eof")
-                return
-            conn.read[direction] += len(data)
+                return True, None
+            if not isinstance(item, Chunk):
+                await self.close("rst", peer=True)
+                return True, None
             try:
-                await send_all(self.dst, data)
+                await send_all(self.dst, item.data)
             except _BROKEN:
                 await self.close("error")
-                return
-            self.timeline.wrote(trio.current_time(), conn.number, direction, data, digest=False)
+                return True, None
+            now = trio.current_time()
+            self.timeline.wrote(now, conn.number, direction, item.data, digest=False)
 
-    async def run_chain(self, chain: Chain) -> None:
-        """Drive ``chain`` until the destination leg ends (see the module docstring)."""
+    async def run_chain(self, pending: Item | None = None) -> None:
+        """Drive the leg's chain until the destination leg ends (see the module docstring);
+        ``pending`` is an item read before the chain existed."""
         writer = _Writer(self)
+        chain = Chain([])
         source_ended = False
         while True:
+            if self._version != self.plan.version:
+                items = self._rebuild(chain, trio.current_time())
+                if pending is not None:
+                    source_ended = not isinstance(pending, Chunk)
+                    items += chain.pipe(pending, trio.current_time())
+                    pending = None
+                if await writer.write_all(items):
+                    return
+                continue
             now = trio.current_time()
             wake = chain.wake_at
             if wake is not None and wake <= now:
                 items = chain.poll(now)
                 await trio.lowlevel.checkpoint()  # a busy chain must still let others run
             elif chain.accepting and not source_ended:
-                item = await self._read(wake)
+                item = await self._read_before(wake)
                 if item is None:
-                    continue  # a timer came first
+                    continue  # a timer (or a change of the faults) came first
                 source_ended = not isinstance(item, Chunk)
                 items = chain.pipe(item, trio.current_time())
-            elif wake is None:
-                await trio.sleep_forever()  # held for good (a stall without end)
-                continue
             else:
-                await trio.sleep_until(wake)
+                # held: a stall, a slow consumer (forever when no timer is due)
+                with self.plan.interruptible(math.inf if wake is None else wake):
+                    await trio.sleep_forever()
                 continue
-            for item in items:
-                if await writer.write(item):
-                    return
+            if await writer.write_all(items):
+                return
 
-    async def _read(self, wake: float | None) -> Item | None:
-        """The next read as an item (End at EOF, Close("rst") when the source reset), or None
-        when ``wake`` came first."""
-        with trio.move_on_at(wake if wake is not None else float("inf")):
-            try:
-                data = await read_some(self.src, self.read_bytes)
-            except _BROKEN:
-                self.peer_reset = True
-                return Close("rst")
-            if not data:
-                return End()
-            offset = self.conn.read[self.direction]
-            self.conn.read[self.direction] += len(data)
-            return Chunk(data, offset)
+    def _rebuild(self, chain: Chain, now: float) -> list[Item]:
+        """Bring ``chain`` to the plan's faults: unchanged faults keep their stage (and what it
+        holds), and so does a changed fault whose stage takes the new settings (``retune``);
+        what a removed or replaced stage held goes on from where that stage was, so no byte is
+        lost that a fault does not drop. Returns what comes out of the chain."""
+        assert self.build is not None
+        self._version = self.plan.version
+        wanted: list[NamedFault] = list(self.plan.for_leg(self.direction, self.conn.number))
+        old = list(self._built.items())
+        kept: set[str] = set()
+        for name, fault in wanted:
+            if name in self._built:
+                was, stage = self._built[name]
+                if was is fault or (isinstance(stage, BaseStage) and stage.retune(fault)):
+                    kept.add(name)
+        built = {
+            name: (fault, self._built[name][1] if name in kept else self.build(name, fault))
+            for name, fault in wanted
+        }
+        stages = [(name, stage) for name, (_, stage) in built.items()]
+        self._built = built
+        chain.stages = [stage for _, stage in stages]
+        out: list[Item] = []
+        for position, (name, (_, stage)) in enumerate(old):
+            if name in kept:
+                continue
+            held = stage.release(now)
+            after = next((n for n, _ in old[position + 1 :] if n in kept), None)
+            start = next(i for i, (n, _) in enumerate(stages) if n == after) if after else None
+            out += chain.pipe_from(len(stages) if start is None else start, held, now)
+        return out
+
+    async def _read_item(self) -> Item:
+        """The next read as an item: a Chunk, End at EOF, Close("rst") when the source reset."""
+        try:
+            data = await read_some(self.src, self.read_bytes)
+        except _BROKEN:
+            self.peer_reset = True
+            return Close("rst")
+        if not data:
+            return End()
+        if self.observe is not None:
+            self.observe(data)
+        offset = self.conn.read[self.direction]
+        self.conn.read[self.direction] += len(data)
+        return Chunk(data, offset)
+
+    async def _read_before(self, wake: float | None) -> Item | None:
+        """The next read as an item, or None when ``wake`` (or a change of faults) came first."""
+        with self.plan.interruptible(math.inf if wake is None else wake):
+            return await self._read_item()
         return None
 
     async def close(self, how: str, *, peer: bool = False) -> None:
         """Carry out an end of this direction on the destination and record how it ended.
-        RST, FIN and errors end the whole connection; EOF and half-close end one direction."""
+        RST, FIN and errors end the whole connection; EOF and half-close end one direction.
+        A producer that can no longer be written to (it closed) ends only the upstream
+        direction: what it sent before is still on its way to the consumer, as on a network."""
         conn, dst = self.conn, self.dst
         if conn.closing:
             return  # the other direction already tore the connection down
         recorded = HowEnded.PEER_RST if peer else HowEnded(how)
         read = conn.read.get(self.direction, 0)
         self.timeline.ended(trio.current_time(), conn.number, self.direction, recorded, read)
+        if recorded is HowEnded.ERROR and self.direction == "upstream":
+            return
         if recorded in (HowEnded.RST, HowEnded.PEER_RST, HowEnded.FIN, HowEnded.ERROR):
             conn.closing = True
             conn.scope.cancel()
@@ -151,6 +237,13 @@ class _Writer:
         self.leg = leg
         self.key = proc_key(leg.dst.socket)
 
+    async def write_all(self, items: list[Item]) -> bool:
+        """Write the items in order; True once one of them ended the leg."""
+        for item in items:
+            if await self.write(item):
+                return True
+        return False
+
     async def write(self, item: Item) -> bool:
         """Write one item; True once it ended the leg."""
         leg = self.leg
@@ -160,7 +253,7 @@ class _Writer:
             except _BROKEN:
                 await leg.close("error")
                 return True
-            kind = "data" if isinstance(item, Chunk) else "heartbeat"
+            kind = "data" if isinstance(item, Chunk) else item.kind
             now = trio.current_time()
             leg.timeline.wrote(now, leg.conn.number, leg.direction, item.data, kind)
             return False

@@ -5,30 +5,57 @@ two directions: ``downstream`` (producer -> consumer) and ``upstream`` (consumer
 each a ``Leg`` (``direction.py``): a plain copy loop when no fault applies to it, else a chain
 of the faults' stages. Each fault gets its own stage per connection, with its own generator
 seeded from the case seed and where the fault sits, and the direction's locator.
+
+A case's proxy records everything in one ``Timeline``. A proxy that runs for days (``tearline
+proxy``, the control API) passes a ``ConnectionStore`` instead: each connection is recorded in
+a timeline of its own, which the store keeps for a while and drops (``harness/control/events.py``).
 """
 
 from __future__ import annotations
 
 import contextlib
 import random
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import trio
 
 from harness.errors import PositionError
 from harness.faults.config import Fault
 from harness.faults.items import Direction
-from harness.faults.stage import Chain, LinkShape, Locator, StageContext
+from harness.faults.stage import LinkShape, Locator, Stage, StageContext
 from harness.judging.timeline import HowEnded, Timeline
 from harness.link.locator import OffsetsLocator, placement_problem
 from harness.proxy.direction import Connection, Leg
+from harness.proxy.plans import FaultPlan, named
 from harness.proxy.sockio import reset
 
 READ_BYTES = 256 * 1024
 SPLIT_TIMEOUT_S = 5.0  # a loaded machine can keep a consumer process from reading for a while
+#: errors kept in ``Proxy.errors`` (the first ones: the cause comes first); later ones are logged
+MAX_ERRORS_KEPT = 100
 
 LocatorFactory = Callable[[Direction, int], Locator]
+
+
+class ConnectionStore(Protocol):
+    """Where a long-running proxy records each connection (instead of one shared timeline)."""
+
+    def opened(self, number: int, now: float, client: tuple[str, int]) -> Timeline:
+        """The timeline connection ``number`` is recorded in."""
+        ...
+
+    def closed(self, number: int, now: float) -> None:
+        """Connection ``number`` ended: its legs are done."""
+        ...
+
+
+@runtime_checkable
+class StreamObserver(Protocol):
+    """A locator that learns the stream as it flows (it sees every read before the faults)."""
+
+    def observe(self, data: bytes) -> None: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,14 +71,19 @@ class ProxyConfig:
     shape: LinkShape = field(default_factory=LinkShape)
     #: called with a one-line note for each connection event (``tearline proxy`` logs them)
     log: Callable[[str], None] | None = None
+    #: opens the upstream connection (default: a TCP connection to ``upstream``); raising
+    #: OSError makes it unreachable. The control API resolves its upstream string here.
+    connect: Callable[[], Awaitable[trio.SocketStream]] | None = None
 
 
 class _Recorder:
-    def __init__(self, timeline: Timeline, connection: int, direction: str) -> None:
+    def __init__(self, timeline: Timeline, connection: int, direction: str, source: str) -> None:
         self.timeline, self.connection, self.direction = timeline, connection, direction
+        self.source = source
 
     def fault(self, name: str, offset: int | None, detail: str, now: float) -> None:
-        self.timeline.fault(now, self.connection, self.direction, name, offset, detail)
+        where = (now, self.connection, self.direction)
+        self.timeline.fault(*where, name, offset, detail, self.source)
 
 
 def _describe(err: BaseException) -> str:
@@ -73,9 +105,20 @@ def _describe(err: BaseException) -> str:
 
 
 class Proxy:
-    def __init__(self, config: ProxyConfig, timeline: Timeline | None = None) -> None:
+    def __init__(
+        self,
+        config: ProxyConfig,
+        timeline: Timeline | None = None,
+        *,
+        live: bool = False,
+        store: ConnectionStore | None = None,
+    ) -> None:
         self.config = config
         self.timeline = timeline or Timeline()
+        #: with a store, each connection is recorded apart (``timeline`` then stays empty)
+        self.store = store
+        #: the faults, by name; with ``live`` they may change while connections are open
+        self.plan = FaultPlan(named(config.faults), live=live)
         self.connections = 0
         self.active = 0
         self._idle = trio.Event()
@@ -128,9 +171,25 @@ class Proxy:
         self.connections += 1
         number = self.connections
         now = trio.current_time()
+        if self.store is None:
+            await self._connection(client, number, now, self.timeline)
+            return
+        try:
+            peer = client.socket.getpeername()
+        except OSError:  # gone already
+            peer = ("", 0)
+        timeline = self.store.opened(number, now, (str(peer[0]), int(peer[1])))
+        try:
+            await self._connection(client, number, now, timeline)
+        finally:
+            self.store.closed(number, trio.current_time())
+
+    async def _connection(
+        self, client: trio.SocketStream, number: int, now: float, timeline: Timeline
+    ) -> None:
         upstream = await self._connect_upstream(number)
         if upstream is None:
-            self.timeline.ended(now, number, "downstream", HowEnded.ERROR, 0)
+            timeline.ended(now, number, "downstream", HowEnded.ERROR, 0)
             reset(client)
             await client.aclose()
             return
@@ -140,17 +199,18 @@ class Proxy:
             try:
                 with conn.scope:
                     async with trio.open_nursery() as nursery:
-                        nursery.start_soon(self._direction, conn, "downstream", upstream, client)
-                        nursery.start_soon(self._direction, conn, "upstream", client, upstream)
+                        args = (conn, timeline)
+                        nursery.start_soon(self._direction, *args, "downstream", upstream, client)
+                        nursery.start_soon(self._direction, *args, "upstream", client, upstream)
             except Exception as err:  # one connection's failure must not end the server
                 # A fault that cannot run here (a PositionError) or a harness bug. Raising would
                 # crash every connection, and trio can lose the exception in the teardown:
                 # record it, and cut the consumer off so that it cannot take this for an end.
                 self._error(f"connection {number}: {_describe(err)}")
-                if self.timeline.end_of(number, "downstream") is None:
+                if timeline.end_of(number, "downstream") is None:
                     read = conn.read["downstream"]
                     when = trio.current_time()
-                    self.timeline.ended(when, number, "downstream", HowEnded.ERROR, read)
+                    timeline.ended(when, number, "downstream", HowEnded.ERROR, read)
                 with contextlib.suppress(OSError):  # already closed by a leg's end
                     reset(client)
                 return
@@ -158,8 +218,11 @@ class Proxy:
 
     async def _connect_upstream(self, number: int) -> trio.SocketStream | None:
         host, port = self.config.upstream
+        connect = self.config.connect
         with trio.move_on_after(self.config.connect_timeout_s):
             try:
+                if connect is not None:
+                    return await connect()
                 return await trio.open_tcp_stream(host, port)
             except OSError as err:
                 self._error(f"connection {number}: upstream {host}:{port} unreachable: {err}")
@@ -168,58 +231,55 @@ class Proxy:
         return None
 
     def _error(self, note: str) -> None:
-        self.errors.append(note)
+        if len(self.errors) < MAX_ERRORS_KEPT:
+            self.errors.append(note)
         self._log(note)
 
     # -- one direction ----------------------------------------------------------------------
-    def _faults_for(self, direction: Direction, number: int) -> list[tuple[int, Fault]]:
-        return [
-            (index, f)
-            for index, f in enumerate(self.config.faults)
-            if f.direction == direction and f.connection in (0, number)
-        ]
-
     async def _direction(
         self,
         conn: Connection,
+        timeline: Timeline,
         direction: Direction,
         src: trio.SocketStream,
         dst: trio.SocketStream,
     ) -> None:
         config = self.config
-        leg = Leg(
-            conn, direction, src, dst, self.timeline, config.read_bytes, config.split_timeout_s
-        )
-        faults = self._faults_for(direction, conn.number)
-        if not faults:
-            await leg.copy()
-        else:
-            await leg.run_chain(self._chain(conn, direction, faults))
-
-    def _chain(
-        self, conn: Connection, direction: Direction, faults: list[tuple[int, Fault]]
-    ) -> Chain:
-        """Each fault's stage for this connection, checked before any byte moves (a fault that
-        fails later would look to the consumer like a link that misbehaves)."""
-        factory = self.config.locators or (lambda d, n: OffsetsLocator())
+        factory = config.locators or (lambda d, n: OffsetsLocator())
         locator = factory(direction, conn.number)
-        stages = []
-        for index, fault in faults:
+
+        def build(name: str, fault: Fault) -> Stage:
+            """The stage of one fault on this leg, checked before any byte reaches it (a fault
+            that fails later would look to the consumer like a link that misbehaves)."""
             if problem := placement_problem(fault, locator):
-                raise PositionError(problem.message, path=("faults", index, *problem.path))
+                key = int(name) if name.isdigit() else name  # a case's faults: faults[i]
+                raise PositionError(problem.message, path=("faults", key, *problem.path))
             ctx = StageContext(
                 direction=direction,
                 locator=locator,
-                recorder=_Recorder(self.timeline, conn.number, direction),
-                rng=self._fault_rng(conn.number, direction, index),
+                recorder=_Recorder(timeline, conn.number, direction, name),
+                rng=self._fault_rng(conn.number, direction, name),
                 started_at=conn.started,
-                shape=self.config.shape,
+                shape=config.shape,
             )
-            stages.append(fault.stage(ctx))
-        return Chain(stages)
+            return fault.stage(ctx)
 
-    def _fault_rng(self, number: int, direction: str, index: int) -> random.Random:
+        leg = Leg(
+            conn,
+            direction,
+            src,
+            dst,
+            timeline,
+            config.read_bytes,
+            config.split_timeout_s,
+            plan=self.plan,
+            build=build,
+            observe=locator.observe if isinstance(locator, StreamObserver) else None,
+        )
+        await leg.run()
+
+    def _fault_rng(self, number: int, direction: str, name: str) -> random.Random:
         """The fault's own generator: a function of the seed and where the fault sits only.
         (Drawing from one shared generator would depend on which direction trio happens to
         schedule first, and ``--seed`` replays would differ.)"""
-        return random.Random(f"{self.config.seed}:{number}:{direction}:{index}")
+        return random.Random(f"{self.config.seed}:{number}:{direction}:{name}")

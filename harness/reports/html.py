@@ -1,14 +1,20 @@
-"""``index.html``: one self-contained page (inline CSS, JS and SVG; nothing fetched) that shows
-a run at a glance and every case in detail.
+"""``index.html``: the page a person opens. A summary that stays small at 10^5 cases: totals,
+the framing x fault matrix, the failing cases in full (up to ``MAX_EXPANDED``), every scenario
+folded to one line with its sweep strip, and a case list the page's script fills from the
+case index in ``details/`` (search, filters, a bounded number of rows; a case's details load
+on demand, see ``details``).
 
 This module turns results into plain view records; ``templates/index.html.j2`` lays them out
 (Jinja2, autoescaped: every text from a result is escaped, and the SVG drawings are built
-escaped by ``drawing``). The page's own Content-Security-Policy forbids loading anything, so a
-report that works once works offline, forever.
+escaped by ``shapes``). The page's Content-Security-Policy forbids loading anything but the
+page's own data files: scripts need the page's nonce (``'self'`` alone does not cover ``file:``
+in every browser), the inline style its hash; no network, fonts, frames or images.
 """
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import shlex
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
@@ -19,26 +25,25 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from markupsafe import escape as markup_escape
 
-from harness.judging.results import OUTCOMES, CaseResult, Check, replay_command
+from harness.judging.results import OUTCOMES, CaseResult, Check
 from harness.judging.timeline import FaultRecord
-from harness.reports.drawing import StripCell, sweep_svg, timeline_svg, verdict_classes
-from harness.reports.summary import NO_FAULT, fault_family, is_failing, observed_label, totals
+from harness.reports import caseview
+from harness.reports.drawing import timeline_svg
+from harness.reports.strip import StripCell, sweep_svg, verdict_classes
+from harness.reports.summary import NO_FAULT, fault_family, is_failing, totals
 
 FRAMINGS = ("length-prefixed", "ndjson", "sse", "websocket", "grpc")
-MAX_FAULT_ROWS = 50
-END_WORDS = {"rst": "RST", "peer-rst": "RST from the producer", "fin": "FIN", "eof": "FIN"}
-CHECK_MARKS = {True: ("ok", "\N{CHECK MARK}"), False: ("ko", "\N{BALLOT X}"), None: ("na", "-")}
+MAX_EXPANDED = 50  # failing cases shown in full on the page; the others open from the list
+SCRIPTS = ("detail.js", "report.js")
 
 
 @dataclass(frozen=True, slots=True)
 class CaseView:
-    """A case as the page shows it: every text ready, so the template only places it (on a
-    1,000-case run the template's per-value work is most of the report's cost)."""
+    """A failing case as the page shows it in full: every text ready, so the template only
+    places it."""
 
     result: CaseResult
-    anchor: str
-    name: str  # lowercase case id, for the search box
-    family: str
+    index: int
     glance: str
     source: Markup  # escaped
     timeline: Markup
@@ -46,14 +51,20 @@ class CaseView:
     checks: Markup  # table rows: check, mark, evidence
     faults: Markup  # table rows: t (ms), connection, direction, fault, at byte, detail
     faults_more: int  # applications past MAX_FAULT_ROWS (results.json lists them all)
-    failing: bool
 
 
 @dataclass(frozen=True, slots=True)
-class SweepView:
-    title: str
-    axis: str
-    strip: Markup
+class ScenarioView:
+    number: int  # in the page's case index
+    name: str
+    file: str
+    line: int
+    cases: int
+    passed: int
+    first: int  # index of its first case
+    outcome: str  # of its only case, when it has one
+    axis: str  # swept axes; "" without a sweep
+    strip: Markup | None
     legend: tuple[tuple[str, str, int], ...]  # (colour class, verdict, cases)
 
 
@@ -79,37 +90,24 @@ class Page:
     totals: Mapping[str, int]
     outcomes: tuple[str, ...]
     matrix: Matrix
-    sweeps: tuple[SweepView, ...]
-    cases: tuple[CaseView, ...]
-
-
-def params_text(result: CaseResult) -> str:
-    return ",".join(f"{name}={value}" for name, value in result.params)
-
-
-def glance(result: CaseResult) -> str:
-    """One line on where the stream to the consumer ended, per connection."""
-    timeline = result.timeline
-    parts = []
-    for (connection, direction), leg in sorted(timeline.legs.items()):
-        if direction != "downstream":
-            continue
-        end = timeline.end_of(connection, direction)
-        how = END_WORDS.get(end.how, end.how) if end else "still open"
-        of = f" of {result.wire_bytes:,}" if result.wire_bytes else ""
-        parts.append(f"connection {connection}: {leg.written:,}{of} B to the consumer, then {how}")
-    return "; ".join(parts) or "no bytes reached the consumer"
+    failing: tuple[CaseView, ...]
+    failing_total: int
+    scenarios: tuple[ScenarioView, ...]
+    csp: Markup  # quotes unescaped, for whoever reads the source: only tokens and hashes
+    nonce: str
+    style: Markup
+    script: Markup
 
 
 # The fact, check and fault tables are built here rather than in the template: a few rows per
-# case, but on a 1,000-case page the template's per-value work on them was half the page's cost.
+# case, and the template's per-value work on them was most of the old page's cost.
 def check_rows(checks: Sequence[Check]) -> Markup:
     rows = []
-    for c in checks:
-        cls, mark = CHECK_MARKS[c.ok]
+    for check in checks:
+        cls, name, mark, evidence = caseview.check_cells(check)
         rows.append(
-            f'<tr class="{cls}"><th>{escape(c.name)}</th><td>{mark}</td>'
-            f"<td>{escape(c.evidence)}</td></tr>"
+            f'<tr class="{cls}"><th>{escape(name)}</th><td>{mark}</td>'
+            f"<td>{escape(evidence)}</td></tr>"
         )
     return Markup("".join(rows))
 
@@ -117,36 +115,16 @@ def check_rows(checks: Sequence[Check]) -> Markup:
 def fault_rows(faults: Sequence[FaultRecord]) -> Markup:
     rows = []
     for f in faults:
-        at = "-" if f.offset is None else f"{f.offset:,}"
-        rows.append(
-            f"<tr><td>{f.t * 1000:.1f}</td><td>{f.connection}</td><td>{escape(f.direction)}</td>"
-            f"<td>{escape(f.name)}</td><td>{at}</td><td>{escape(f.detail)}</td></tr>"
-        )
+        cells = "".join(f"<td>{escape(cell)}</td>" for cell in caseview.fault_cells(f))
+        rows.append(f"<tr>{cells}</tr>")
     return Markup("".join(rows))
 
 
 def fact_rows(result: CaseResult, pcap: str | None) -> Markup:
     """The facts of a case, label and value per row; the observed verdict red when failing."""
-    report = result.report
-    observed = "ko" if is_failing(result) else ""
-    rows = [
-        ("expected", result.expected or "-", ""),
-        ("observed", observed_label(result), observed),
-        (
-            "accepted",
-            f"{len(report.accepted)} messages in {report.reads} reads" if report else "",
-            "",
-        ),
-        ("link", f"{result.payload} over {result.framing}; faults: {fault_family(result)}", ""),
-        ("sweep", params_text(result), ""),
-        ("seed", str(result.seed), "code"),
-        ("replay", replay_command(result), "code"),
-        ("time", f"{result.duration_s * 1000:.0f} ms", ""),
-    ]
     html = [
         f'<tr><th>{label}</th><td class="{cls}">{escape(value)}</td></tr>'
-        for label, value, cls in rows
-        if value
+        for label, value, cls in caseview.facts(result)
     ]
     if pcap:
         html.append(f'<tr><th>pcap</th><td><a href="{escape(pcap)}">{escape(pcap)}</a></td></tr>')
@@ -154,19 +132,17 @@ def fact_rows(result: CaseResult, pcap: str | None) -> Markup:
 
 
 def case_view(index: int, result: CaseResult, pcap: str | None, source: Markup) -> CaseView:
+    faults, more = caseview.shown_faults(result)
     return CaseView(
         result=result,
-        anchor=f"case-{index}",
-        name=result.case_id.lower(),
-        family=fault_family(result),
-        glance=glance(result),
+        index=index,
+        glance=caseview.glance(result),
         source=source,
         timeline=timeline_svg(result),
         facts=fact_rows(result, pcap),
         checks=check_rows(result.checks),
-        faults=fault_rows(result.timeline.faults[:MAX_FAULT_ROWS]),
-        faults_more=max(len(result.timeline.faults) - MAX_FAULT_ROWS, 0),
-        failing=is_failing(result),
+        faults=fault_rows(faults),
+        faults_more=more,
     )
 
 
@@ -185,33 +161,44 @@ def matrix(results: Sequence[CaseResult]) -> Matrix:
     return Matrix(framings, tuple(families), cells)
 
 
-def sweeps(views: Sequence[CaseView]) -> tuple[SweepView, ...]:
-    """One strip per swept scenario, its cases in sweep order."""
-    groups: dict[tuple[str, str], list[CaseView]] = {}
-    for view in views:
-        if view.result.params:
-            key = (view.result.file, view.result.scenario)
-            groups.setdefault(key, []).append(view)
-    strips = []
-    for (file, scenario), members in groups.items():
+def scenario_view(number: int, members: Sequence[CaseResult], first: int) -> ScenarioView:
+    """One scenario folded to a line; a swept one with its strip, one column per case."""
+    head = members[0]
+    axis = ", ".join(name for name, _ in head.params)
+    strip: Markup | None = None
+    legend: tuple[tuple[str, str, int], ...] = ()
+    if head.params:
         cells = [
-            StripCell(
-                v.anchor,
-                params_text(v.result),
-                v.result.report.verdict if v.result.report else "-",
-                v.result.outcome,
-            )
-            for v in members
+            StripCell(caseview.params_text(r), caseview.verdict(r), r.outcome) for r in members
         ]
-        axis = ", ".join(name for name, _ in members[0].result.params)
         classes = verdict_classes(cells)
         legend = tuple(
             (cls, verdict, sum(c.verdict == verdict for c in cells))
             for verdict, cls in classes.items()
         )
-        title = f"{scenario} ({file})" if file else scenario
-        strips.append(SweepView(title, axis, sweep_svg(cells, axis), legend))
-    return tuple(strips)
+        strip = sweep_svg(cells, axis, number)
+    return ScenarioView(
+        number=number,
+        name=head.scenario,
+        file=head.file,
+        line=head.line,
+        cases=len(members),
+        passed=sum(r.passed for r in members),
+        first=first,
+        outcome=head.outcome,
+        axis=axis,
+        strip=strip,
+        legend=legend,
+    )
+
+
+def scenario_views(
+    results: Sequence[CaseResult], groups: caseview.Scenarios
+) -> tuple[ScenarioView, ...]:
+    return tuple(
+        scenario_view(number, [results[i] for i in members], members[0])
+        for number, members in enumerate(groups.members)
+    )
 
 
 @cache
@@ -225,6 +212,46 @@ def _environment() -> Environment:
     )
 
 
+@cache
+def inline_text(*names: str) -> str:
+    """The page's own CSS or script, from the templates folder, as it goes in the page."""
+    environment = _environment()
+    assert environment.loader is not None
+    text = "\n".join(environment.loader.get_source(environment, n)[0] for n in names)
+    if "</" in text or "<!--" in text:  # would end or confuse the inline element
+        raise ValueError(f"{names}: not safe inline")
+    return text
+
+
+def csp_hash(text: str) -> str:
+    digest = base64.b64encode(hashlib.sha256(text.encode("utf-8")).digest()).decode("ascii")
+    return f"'sha256-{digest}'"
+
+
+def content_security_policy(nonce: str, style: str) -> str:
+    """Scripts: the inline one and the data files it inserts, all carrying the nonce. Styles:
+    the inline sheet, by hash. Nothing else from anywhere."""
+    if not nonce.replace("-", "").replace("_", "").isalnum():
+        raise ValueError("nonce: letters, digits, - and _ only")
+    return (
+        f"default-src 'none'; script-src 'self' 'nonce-{nonce}'; style-src {csp_hash(style)}; "
+        "img-src data:; base-uri 'none'; form-action 'none'"
+    )
+
+
+def _failing(
+    results: Sequence[CaseResult],
+    pcaps: Mapping[int, str],
+    sources: Mapping[tuple[str, int], str],
+) -> tuple[CaseView, ...]:
+    views = []
+    for i in [i for i, r in enumerate(results) if is_failing(r)][:MAX_EXPANDED]:
+        r = results[i]
+        source = markup_escape(sources.get((r.file, r.line), ""))
+        views.append(case_view(i, r, pcaps.get(i), source))
+    return tuple(views)
+
+
 def render(
     results: Sequence[CaseResult],
     *,
@@ -233,22 +260,28 @@ def render(
     created: str,
     command: Sequence[str],
     elapsed_s: float,
+    nonce: str,
+    groups: caseview.Scenarios | None = None,
 ) -> str:
-    """The whole page."""
-    escaped = {key: markup_escape(text) for key, text in sources.items()}
-    views = tuple(
-        case_view(i, r, pcaps.get(i), escaped.get((r.file, r.line), Markup()))
-        for i, r in enumerate(results)
-    )
+    """The page. ``nonce``: a fresh random token per report (``writer`` draws it); the data
+    files in ``details/`` (``details.files``) must be written beside it."""
+    groups = groups or caseview.scenarios(results)
+    counts = totals(results)
+    style = inline_text("report.css")
     page = Page(
         title="tearline report",
         created=created,
         command=shlex.join(command),
         elapsed_s=elapsed_s,
-        totals=totals(results),
+        totals=counts,
         outcomes=OUTCOMES,
         matrix=matrix(results),
-        sweeps=sweeps(views),
-        cases=views,
+        failing=_failing(results, pcaps, sources),
+        failing_total=counts["cases"] - counts["pass"],
+        scenarios=scenario_views(results, groups),
+        csp=Markup(content_security_policy(nonce, style)),
+        nonce=nonce,
+        style=Markup(style),
+        script=Markup(inline_text(*SCRIPTS)),
     )
     return _environment().get_template("index.html.j2").render(page=page)

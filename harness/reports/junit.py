@@ -15,7 +15,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
-from harness.judging.results import CaseResult, Outcome, replay_command
+from harness.judging.results import CaseResult, Grade, Outcome, replay_command
 from harness.reports.summary import observed_label
 
 FAILURES = frozenset({Outcome.FAIL, Outcome.VIOLATION, Outcome.NO_VERDICT})
@@ -66,13 +66,26 @@ def _testcase(result: CaseResult, pcap: str | None) -> ET.Element:
             "time": f"{result.duration_s:.3f}",
         },
     )
-    if result.outcome in FAILURES or result.outcome in ERRORS:
-        tag = "failure" if result.outcome in FAILURES else "error"
+    if result.grade is not None:  # first, as pytest writes a test case's properties
+        properties = ET.SubElement(case, "properties")
+        ET.SubElement(properties, "property", {"name": "grade", "value": result.grade})
+    tag = _failure_tag(result)
+    if tag is not None:
         attributes = {"message": xml_text(result.diagnosis), "type": result.outcome}
         ET.SubElement(case, tag, attributes).text = xml_text(_details(result, pcap))
     out = ET.SubElement(case, "system-out")
     out.text = xml_text(f"seed: {result.seed}\nreplay: {replay_command(result)}\n")
     return case
+
+
+def _failure_tag(result: CaseResult) -> str | None:
+    """``failure``, ``error`` or None (a pass). A consumer other than the reference one fails
+    on a ``failed`` grade only; its other grades pass (``docs/grades.md``)."""
+    if result.outcome in ERRORS:
+        return "error"
+    if result.grade is not None:
+        return "failure" if result.grade is Grade.FAILED else None
+    return "failure" if result.outcome in FAILURES else None
 
 
 def _suite(name: str, cases: Sequence[tuple[CaseResult, str | None]], timestamp: str) -> ET.Element:
@@ -82,8 +95,8 @@ def _suite(name: str, cases: Sequence[tuple[CaseResult, str | None]], timestamp:
         {
             "name": xml_text(name),
             "tests": str(len(results)),
-            "failures": str(sum(r.outcome in FAILURES for r in results)),
-            "errors": str(sum(r.outcome in ERRORS for r in results)),
+            "failures": str(sum(_failure_tag(r) == "failure" for r in results)),
+            "errors": str(sum(_failure_tag(r) == "error" for r in results)),
             "skipped": "0",
             "time": f"{sum(r.duration_s for r in results):.3f}",
             "timestamp": timestamp,
@@ -111,8 +124,8 @@ def junit_xml(
         {
             "name": "tearline",
             "tests": str(len(results)),
-            "failures": str(sum(r.outcome in FAILURES for r in results)),
-            "errors": str(sum(r.outcome in ERRORS for r in results)),
+            "failures": str(sum(_failure_tag(r) == "failure" for r in results)),
+            "errors": str(sum(_failure_tag(r) == "error" for r in results)),
             "skipped": "0",
             "time": f"{elapsed_s:.3f}",
         },

@@ -157,7 +157,7 @@ def _close(
     ack: int,
 ) -> Iterator[Packet]:
     seq = WRITER_ISN + 1 + written
-    how = end.how if end else None
+    how: str | None = end.how if end else None
     if end is None:  # torn down from the other leg: the proxy closed this socket too
         end = _teardown(timeline, connection)
         how = "fin" if end else None

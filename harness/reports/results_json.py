@@ -4,6 +4,11 @@ The document's shape is ``results.schema.json`` beside this module (JSON Schema 
 descriptions are the reference; ``docs/reports.md`` shows it with an example. ``version`` grows
 only when a key changes meaning or disappears: new keys may appear without a new version, so
 readers must ignore keys they do not know.
+
+``detail`` (``"failing"``, the default, or ``"all"``) says whose per-write ``segments`` are
+listed: with ``"failing"`` a passing case keeps its faults, leg ends and leg totals, and its
+``segments`` is null (a value, not a missing key: the key keeps its meaning where it is a
+list, so the version stays). Those lists were a fifth of the file on the scenario library.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ from typing import Any
 
 from harness.judging.results import CaseResult, replay_command
 from harness.judging.timeline import Timeline
-from harness.reports.summary import fault_family, observed_label, totals
+from harness.reports.summary import fault_family, is_failing, observed_label, totals
 from reference_impl.report import ConsumerReport
 
 RESULTS_VERSION = 1
 SCHEMA_FILE = "results.schema.json"
+DETAIL_MODES = ("failing", "all")
 _PLAIN = (bool, int, float, str)
 
 
@@ -84,10 +90,10 @@ def _observed(report: ConsumerReport | None) -> dict[str, Any] | None:
     }
 
 
-def _timeline(timeline: Timeline, wire_bytes: int | None) -> dict[str, Any]:
+def _timeline(timeline: Timeline, wire_bytes: int | None, segments: bool) -> dict[str, Any]:
     return {
         "wire_bytes": wire_bytes,
-        "segments": [flat(s) for s in timeline.segments],
+        "segments": [flat(s) for s in timeline.segments] if segments else None,
         "segments_dropped": timeline.segments_dropped,
         "faults": [flat(f) for f in timeline.faults],
         "ends": [flat(e) for e in timeline.ends],
@@ -104,8 +110,10 @@ def _timeline(timeline: Timeline, wire_bytes: int | None) -> dict[str, Any]:
     }
 
 
-def case_record(result: CaseResult, pcap: str | None) -> dict[str, Any]:
-    """One entry of ``cases``; ``pcap`` is the capture's path relative to the report folder."""
+def case_record(result: CaseResult, pcap: str | None, detail: str = "failing") -> dict[str, Any]:
+    """One entry of ``cases``; ``pcap`` is the capture's path relative to the report folder;
+    ``detail``: list the segments of failing cases only, or of ``"all"``."""
+    segments = detail == "all" or is_failing(result)
     return {
         "id": result.case_id,
         "scenario": result.scenario,
@@ -113,6 +121,7 @@ def case_record(result: CaseResult, pcap: str | None) -> dict[str, Any]:
         "line": result.line,
         "seed": result.seed,
         "outcome": result.outcome,
+        "grade": result.grade,
         "diagnosis": result.diagnosis,
         "replay": replay_command(result),
         "framing": result.framing,
@@ -125,15 +134,21 @@ def case_record(result: CaseResult, pcap: str | None) -> dict[str, Any]:
         "observed": _observed(result.report),
         "checks": [flat(c) for c in result.checks],
         "duration_s": round(result.duration_s, 6),
-        "timeline": _timeline(result.timeline, result.wire_bytes),
+        "timeline": _timeline(result.timeline, result.wire_bytes, segments),
         "pcap": pcap,
     }
 
 
 def results_document(
-    results: Sequence[CaseResult], run: RunInfo, pcaps: Mapping[int, str]
+    results: Sequence[CaseResult],
+    run: RunInfo,
+    pcaps: Mapping[int, str],
+    detail: str = "failing",
 ) -> dict[str, Any]:
-    """The whole document; ``pcaps`` maps a case's index in ``results`` to its capture."""
+    """The whole document; ``pcaps`` maps a case's index in ``results`` to its capture;
+    ``detail`` (``DETAIL_MODES``) whose segments are listed."""
+    if detail not in DETAIL_MODES:
+        raise ValueError(f"detail: expected one of {DETAIL_MODES}, got {detail!r}")
     return {
         "version": RESULTS_VERSION,
         "tool": "tearline",
@@ -142,8 +157,9 @@ def results_document(
         "command": list(run.command),
         "elapsed_s": round(run.elapsed_s, 6),
         "pcap": run.pcap,
+        "detail": detail,
         "totals": totals(results),
-        "cases": [case_record(r, pcaps.get(i)) for i, r in enumerate(results)],
+        "cases": [case_record(r, pcaps.get(i), detail) for i, r in enumerate(results)],
     }
 
 

@@ -1,15 +1,17 @@
 """Writing the reports of a run: the I/O shell around the pure renderers.
 
-- ``index.html``: self-contained page (``html``), with totals, a framing x fault matrix, sweep
-  strips and every case with its timeline drawing;
+- ``index.html``: the summary page (``html``): totals, a framing x fault matrix, the failing
+  cases in full, every scenario on a line with its sweep strip, and a searchable case list;
+- ``details/``: the page's case index and every case's details, loaded on demand (``details``);
 - ``junit.xml``: one test case per case, one suite per scenario file (``junit``);
 - ``results.json``: every case, machine-readable, schema ``results.schema.json``
-  (``results_json``);
+  (``results_json``; per-write segments of passing cases only with ``detail="all"``);
 - ``pcaps/*.pcap``: both legs of each failing case, or of every case with ``pcap="all"``
   (``pcap``; scapy is imported only when a pcap is written).
 
-The page is rendered in this process while a forked child writes the other files, so the
-reports cost two cores about as long as the page alone. See ``docs/reports.md``.
+The page and most of its data are rendered in this process while a forked child writes the
+other files and a share of ``details/``, so the reports cost two cores about as long as half
+the work. See ``docs/reports.md``.
 """
 
 from __future__ import annotations
@@ -17,13 +19,18 @@ from __future__ import annotations
 import gc
 import multiprocessing
 import re
+import secrets
 import sys
 import time
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
 
 from harness.judging.results import CaseResult
+from harness.reports import details
+from harness.reports.caseview import Scenarios, scenarios
+from harness.reports.results_json import DETAIL_MODES
 from harness.reports.source import SourceReader
 from harness.reports.summary import is_failing
 
@@ -110,7 +117,71 @@ def preload() -> None:
     tenth of a second of imports at the end."""
     import scapy.utils  # noqa: F401, PLC0415
 
-    from harness.reports import html, junit, results_json  # noqa: F401, PLC0415
+    from harness.reports import details, html, junit, results_json  # noqa: F401, PLC0415
+
+
+@dataclass(frozen=True, slots=True)
+class _PageData:
+    """What both processes need to write their share of ``details/``."""
+
+    out: Path
+    pcaps: dict[int, str]
+    sources: dict[tuple[str, int], str]
+    groups: Scenarios
+
+
+def _in_child_share(number: int) -> bool:
+    """One detail file in six is written by the child process, which has less to do
+    (results.json, junit.xml, pcaps) than the parent (the page, the index, the other detail
+    files): measured, the two then end at about the same time."""
+    return number % 6 == 5
+
+
+def write_details(
+    results: Sequence[CaseResult], data: _PageData, share: Callable[[int], bool]
+) -> None:
+    """The detail files whose number ``share`` picks."""
+    for number, first in enumerate(details.chunk_starts(len(results))):
+        if share(number):
+            name, text = details.chunk_file(
+                results, first, pcaps=data.pcaps, sources=data.sources, groups=data.groups
+            )
+            (data.out / name).write_text(text, encoding="utf-8")
+
+
+def write_page(
+    results: Sequence[CaseResult],
+    data: _PageData,
+    *,
+    created: str,
+    command: Sequence[str],
+    elapsed_s: float,
+) -> None:
+    """``index.html``, the case index and the parent's share of the detail files."""
+    from harness.reports import html  # noqa: PLC0415 - Jinja2: imported once the child is off
+
+    name, text = details.index_file(results, data.groups)
+    (data.out / name).write_text(text, encoding="utf-8")
+    write_details(results, data, lambda number: not _in_child_share(number))
+    page = html.render(
+        results,
+        pcaps=data.pcaps,
+        sources=data.sources,
+        created=created,
+        command=command,
+        elapsed_s=elapsed_s,
+        nonce=secrets.token_urlsafe(18),
+        groups=data.groups,
+    )
+    (data.out / "index.html").write_text(page, encoding="utf-8")
+
+
+def _remove_stale_details(out: Path, cases: int) -> None:
+    """Detail files an earlier, longer run left in the folder."""
+    keep = {"cases.js", *(f"{details.chunk_name(i)}.js" for i in details.chunk_starts(cases))}
+    for stale in (out / details.FOLDER).glob("*.js"):
+        if stale.name not in keep:
+            stale.unlink()
 
 
 def write_reports(
@@ -120,14 +191,20 @@ def write_reports(
     pcap: str,
     elapsed_s: float,
     command: Sequence[str],
+    detail: str = "failing",
 ) -> str:
     """Write every report of a run into ``directory`` (created if needed); returns its path.
-    Raises ValueError for an unknown ``pcap`` mode, RuntimeError when a file cannot be written
-    (the child process has printed why)."""
+    ``detail``: ``"failing"`` lists per-write segments in ``results.json`` for the cases that
+    did not pass only, ``"all"`` for every case (the page always has every case's drawing).
+    Raises ValueError for an unknown ``pcap`` or ``detail`` mode, RuntimeError when a file
+    cannot be written (the child process has printed why)."""
+    if detail not in DETAIL_MODES:
+        raise ValueError(f"detail: expected one of {DETAIL_MODES}, got {detail!r}")
     out = Path(directory)
-    out.mkdir(parents=True, exist_ok=True)
+    (out / details.FOLDER).mkdir(parents=True, exist_ok=True)
     created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
     pcaps = pcap_names(results, pcap)
+    data = _PageData(out, pcaps, read_sources(results), scenarios(results))
 
     def machine_reports() -> None:
         # Imported here, in the child: the parent's critical path is the page.
@@ -136,25 +213,16 @@ def write_reports(
         # The captures' clock: the run's start, so packet times read as wall-clock times.
         write_pcaps(results, out, pcap, base_time=time.time() - elapsed_s)
         run = results_json.RunInfo(tuple(command), created, elapsed_s, pcap, _version())
-        document = results_json.results_document(results, run, pcaps)
+        document = results_json.results_document(results, run, pcaps, detail=detail)
         (out / "results.json").write_text(results_json.dumps(document), encoding="utf-8")
         xml = junit.junit_xml(results, pcaps=pcaps, elapsed_s=elapsed_s, timestamp=created[:-1])
         (out / "junit.xml").write_bytes(xml)
+        write_details(results, data, _in_child_share)
 
     join = _in_child(machine_reports)
     try:
-        from harness.reports import html  # noqa: PLC0415 - imported once the child is off
-
-        sources = read_sources(results)
-        page = html.render(
-            results,
-            pcaps=pcaps,
-            sources=sources,
-            created=created,
-            command=command,
-            elapsed_s=elapsed_s,
-        )
-        (out / "index.html").write_text(page, encoding="utf-8")
+        write_page(results, data, created=created, command=command, elapsed_s=elapsed_s)
     finally:
         join()
+    _remove_stale_details(out, len(results))
     return str(out)

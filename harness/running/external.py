@@ -16,22 +16,31 @@ import contextlib
 import os
 import signal
 import subprocess
+from dataclasses import dataclass, field
 
 import trio
 
-from harness.scenario import Link
-from reference_impl.report import ConsumerReport, ReportFormatError, from_json
+from harness.scenario import Link, TokensConfig
+from reference_impl.report import MAX_REPORT_BYTES, ConsumerReport, ReportFormatError, from_json
 
 STDERR_TAIL = 300
+#: how long a program's pipes may stay open after it exited (a child of it holding them)
+PIPE_GRACE_S = 1.0
 
 
-def command_for(link: Link, host: str, port: int) -> tuple[list[str], dict[str, str]]:
-    values = {
+def contract_values(
+    link: Link, host: str, port: int, deadline_ms: float = 10000.0
+) -> dict[str, str]:
+    """What the contract tells a consumer program: ``{name}`` placeholders and the
+    ``TEARLINE_NAME`` environment variables (``docs/consumer-contract.md``)."""
+    tokens = link.payload_config if isinstance(link.payload_config, TokensConfig) else None
+    pause = link.consumer.pause_at_message
+    return {
         "host": host,
         "port": str(port),
         "framing": link.framing,
         "payload": link.payload,
-        "profile": link.tokens.profile if link.tokens else "openai",
+        "profile": (tokens or TokensConfig()).profile,
         "incomplete_message_timeout_ms": f"{link.consumer.incomplete_message_timeout_ms:g}",
         "idle_timeout_ms": f"{link.consumer.idle_timeout_ms:g}",
         "accept_partial_at_safe_boundary": str(
@@ -40,7 +49,20 @@ def command_for(link: Link, host: str, port: int) -> tuple[list[str], dict[str, 
         "max_reconnects": str(link.consumer.max_reconnects),
         "max_message_bytes": str(link.framing_options.max_message_bytes),
         "sse_body": link.framing_options.sse_body,
+        "producer_mode": link.producer.mode,
+        "read_bytes": str(link.consumer.read_bytes),
+        "pause_at_message": "" if pause is None else str(pause),
+        "pause_ms": f"{link.consumer.pause_ms:g}",
+        "unframed": str(link.consumer.unframed).lower(),
+        "deadline_ms": f"{deadline_ms:g}",
     }
+
+
+def command_for(
+    link: Link, host: str, port: int, deadline_ms: float = 10000.0
+) -> tuple[list[str], dict[str, str]]:
+    """The consumer program's argv and environment for one case."""
+    values = contract_values(link, host, port, deadline_ms)
     assert link.consumer.command is not None
     argv = [_substitute(arg, values) for arg in link.consumer.command]
     env = dict(os.environ)
@@ -56,41 +78,94 @@ def _substitute(arg: str, values: dict[str, str]) -> str:
     return arg
 
 
-async def _kill_group(process: trio.Process) -> None:
-    """At the deadline: kill the consumer and whatever it started (a shell wrapper's children
-    would otherwise outlive the case). It had the whole deadline; no grace period."""
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
+class Tail:
+    """The last ``keep`` bytes a pipe carried (a program's output is never held whole: a
+    consumer that prints gigabytes costs ``keep`` bytes)."""
+
+    def __init__(self, keep: int) -> None:
+        self.keep = keep
+        self.data = bytearray()
+        self.total = 0
+
+    async def read_from(self, pipe: trio.abc.ReceiveStream) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            while chunk := await pipe.receive_some(65536):
+                self.total += len(chunk)
+                self.data += chunk
+                if len(self.data) > self.keep:
+                    del self.data[: len(self.data) - self.keep]
+
+    def text(self) -> str:
+        return self.data.decode(errors="replace")
+
+
+@dataclass(slots=True)
+class ProgramOutput:
+    """What a consumer program printed and how it ended, kept even when the case deadline
+    kills it (a killed consumer's diagnosis shows its stderr)."""
+
+    stdout: Tail = field(default_factory=lambda: Tail(MAX_REPORT_BYTES + 1))
+    stderr: Tail = field(default_factory=lambda: Tail(STDERR_TAIL))
+    returncode: int | None = None
+
+    def stderr_tail(self) -> str:
+        return self.stderr.text().strip()[-STDERR_TAIL:]
+
+
+async def _run_program(argv: list[str], env: dict[str, str], output: ProgramOutput) -> None:
+    """Run to its end (or until cancelled: then its whole process group is killed), reading
+    both pipes into ``output``."""
+    process = await trio.lowlevel.open_process(
+        argv,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        start_new_session=True,  # its own process group: a shell wrapper's children die too
+    )
+    assert process.stdout is not None and process.stderr is not None
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(output.stdout.read_from, process.stdout)
+            nursery.start_soon(output.stderr.read_from, process.stderr)
+            output.returncode = await process.wait()
+            # the pipes end with the program, unless a child of it still holds them open:
+            # then what came within the grace is all there is
+            nursery.cancel_scope.deadline = trio.current_time() + PIPE_GRACE_S
+    finally:
+        if process.returncode is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(process.pid, signal.SIGKILL)
+            with trio.CancelScope(shield=True):
+                await process.wait()
 
 
 async def run_external_consumer(
-    link: Link, host: str, port: int
+    link: Link, host: str, port: int, output: ProgramOutput, deadline_ms: float = 10000.0
 ) -> tuple[ConsumerReport | None, str]:
-    """Run the user's consumer; (report, '') or (None, why there is none)."""
-    argv, env = command_for(link, host, port)
+    """Run the user's consumer; (report, '') or (None, why there is none). What it printed
+    is in ``output`` even when the case deadline cancels this."""
+    argv, env = command_for(link, host, port, deadline_ms)
     try:
-        done = await trio.run_process(
-            argv,
-            env=env,
-            capture_stdout=True,
-            capture_stderr=True,
-            check=False,
-            stdin=subprocess.DEVNULL,
-            start_new_session=True,  # its own process group, for _kill_group
-            deliver_cancel=_kill_group,
-        )
+        await _run_program(argv, env, output)
     except OSError as err:
         return None, f"cannot start consumer {argv[0]!r}: {err.strerror}"
-    lines = [line for line in done.stdout.decode(errors="replace").splitlines() if line.strip()]
-    stderr = done.stderr.decode(errors="replace").strip()[-STDERR_TAIL:]
+    code, stderr = output.returncode, output.stderr_tail()
+    lines = [line for line in output.stdout.text().splitlines() if line.strip()]
     if not lines:
-        return None, f"consumer exited {done.returncode} without a report; stderr: {stderr!r}"
+        return None, f"consumer exited {code} without a report; stderr: {stderr!r}"
+    if len(lines[-1].encode()) > MAX_REPORT_BYTES:
+        size = len(lines[-1].encode())
+        return (
+            None,
+            f"consumer exited {code} with a report of {size} bytes (at most {MAX_REPORT_BYTES})",
+        )
     try:
         report = from_json(lines[-1])
     except (ReportFormatError, TypeError) as err:  # TypeError: e.g. "accepted": 5
-        return None, f"consumer exited {done.returncode} with an invalid report ({err})"
+        return None, f"consumer exited {code} with an invalid report ({err})"
     if problem := _shape_problem(report):
-        return None, f"consumer exited {done.returncode} with an invalid report ({problem})"
+        return None, f"consumer exited {code} with an invalid report ({problem})"
     return report, ""
 
 

@@ -10,7 +10,7 @@ errors become the ``error`` outcome here, and only here.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import trio
 
@@ -22,13 +22,14 @@ from harness.judging.timeline import Timeline
 from harness.link.locator import OffsetsLocator, PreparedLocator, check_positions
 from harness.link.prepared import MAX_SPANS_KEPT, PreparedLink, prepare
 from harness.link.reference import consumer_policy, link_spec, producer_config
+from harness.link.unseen import unseen_changes
 from harness.proxy.server import Proxy, ProxyConfig
-from harness.running.external import run_external_consumer
+from harness.running.external import ProgramOutput, run_external_consumer
 from harness.scenario import Case, Link
 from reference_impl.consumer import run_consumer
 from reference_impl.link import LinkSpec
 from reference_impl.producer import Producer
-from reference_impl.report import ConsumerReport
+from reference_impl.report import ConsumerReport, bounded
 
 SETTLE_S = 0.5  # after the verdict: let the proxy record how each leg ended
 LOOPBACK = "127.0.0.1"
@@ -38,17 +39,29 @@ LOOPBACK = "127.0.0.1"
 class _Run:
     report: ConsumerReport | None = None
     problem: str = ""
+    output: ProgramOutput | None = None  # an external consumer's output
 
 
-async def _consume(link: Link, spec: LinkSpec, port: int, run: _Run) -> None:
+async def _consume(link: Link, spec: LinkSpec, port: int, run: _Run, deadline_ms: float) -> None:
+    if link.consumer.function is not None:
+        from harness.consumers.runner import run_python_consumer  # noqa: PLC0415 - only when used
+
+        run.report, run.problem = await run_python_consumer(link, LOOPBACK, port)
+        return
     if link.consumer.command is None:
         run.report = await run_consumer(LOOPBACK, port, consumer_policy(link, spec))
         return
-    run.report, run.problem = await run_external_consumer(link, LOOPBACK, port)
+    run.output = ProgramOutput()
+    run.report, run.problem = await run_external_consumer(
+        link, LOOPBACK, port, run.output, deadline_ms
+    )
 
 
 def _target(link: Link) -> Target:
-    return Target(consumer=link.consumer.command, upstream=link.producer.upstream)
+    consumer = link.consumer
+    return Target(
+        consumer=consumer.command, function=consumer.function, upstream=link.producer.upstream
+    )
 
 
 async def run_case(case: Case, seed: int | None = None) -> CaseResult:
@@ -70,8 +83,9 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         harness_error = await _run_wired(case, seed, spec, locator, producer, timeline, run)
     except HarnessError as err:
         harness_error = err.text
+    report, cuts = (None, ()) if run.report is None else bounded(run.report)
     obs = Observation(
-        report=run.report,
+        report=report,
         timeline=timeline,
         declared=tuple(DeclaredFault(f.kind, f.connection, f.direction) for f in scenario.faults),
         producer_sent=None if external else tuple(tuple(c.sent) for c in producer.log.connections),
@@ -84,10 +98,18 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         resumes=link.producer.mode == "continue",
         consumer_problem=run.problem,
         harness_error=harness_error,
+        report_cuts=cuts,
+        foreign=not _target(link).is_reference,
+        previews={} if known is None else known.previews(),
+        delivered_as=()
+        if known is None
+        else tuple((u.sent, u.delivered) for u in unseen_changes(known, scenario.faults)),
     )
     verdict = judge(scenario.expect, obs)
     outcome = (verdict.outcome, verdict.diagnosis, verdict.checks)
-    return _result(case, seed, outcome, started, run.report, timeline, known)
+    return replace(
+        _result(case, seed, outcome, started, report, timeline, known), grade=verdict.grade
+    )
 
 
 def _result(
@@ -165,12 +187,14 @@ async def _run_wired(
             )
             proxy = Proxy(config, timeline)
             port = await nursery.start(proxy.serve, LOOPBACK, 0)
-            await _consume(link, spec, port, run)
+            await _consume(link, spec, port, run, scenario.deadline_ms)
             with trio.move_on_after(SETTLE_S):
                 await proxy.wait_idle()
             nursery.cancel_scope.cancel()
     if scope.cancelled_caught and run.report is None and not run.problem:
         run.problem = f"no verdict within the case deadline ({scenario.deadline_ms:g} ms)"
+        if run.output is not None:  # the consumer program was killed: what did it say?
+            run.problem += f"; killed; stderr: {run.output.stderr_tail()!r}"
     # The proxy's own failures (unreachable upstream, a fault that could not run) mean the
     # consumer was not tested as declared, whatever it concluded.
     return "; ".join(proxy.errors) if proxy is not None else ""

@@ -13,13 +13,13 @@ import dataclasses
 import hashlib
 import itertools
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Protocol
 
 from harness.config.fields import yaml_fields
-from harness.scenario.errors import ScenarioError, SchemaIssue
+from harness.scenario.errors import Issues, ScenarioError, SchemaIssue
 from harness.scenario.model import Scenario, Span, SweepAxis
 from harness.scenario.paths import apply, base_type, resolve
 from harness.scenario.sweep import MAX_CASES
@@ -60,18 +60,13 @@ def expand(scenario: Scenario, shape_of: ShapeOf) -> list[Case]:
     combination of the listed values, with those values applied; it may raise ``ValueError``
     (the reference link cannot make that stream). Raises ScenarioError when the sweep makes
     more than ``MAX_CASES`` cases or a combination breaks a rule between keys (each value alone
-    was checked when the file was loaded).
+    was checked when the file was loaded). Cases are counted before any is made.
     """
     axes = scenario.sweep
     names = short_names(axes)
     prefix = f"{PurePath(scenario.origin.file).stem}::" if scenario.origin else ""
-    problems: list[str] = []
+    problems = Issues(scenario.origin.file if scenario.origin else "<scenario>")
     layouts = _layouts(scenario, names, shape_of, problems)
-    total = sum(math.prod(len(choices) for choices in layout) for _, layout in layouts)
-    if total > MAX_CASES:
-        raise ScenarioError(
-            [_issue(scenario, f"makes {total} cases; at most {MAX_CASES} are allowed")]
-        )
     cases: list[tuple[tuple[int, ...], Case]] = []
     for base, layout in layouts:
         for picks in itertools.product(*layout):
@@ -79,68 +74,98 @@ def expand(scenario: Scenario, shape_of: ShapeOf) -> list[Case]:
             case_id = _case_id(prefix, scenario.name, params)
             try:
                 concrete = _apply_ranges(base, axes, picks)
-            except ValueError as err:
-                problems.append(f"case {case_id}: {err}")
+            except (ValueError, ArithmeticError) as err:
+                problems.add(_line(scenario), ("sweep",), f"case {case_id}: {err}")
                 continue
             seed = stable_seed(case_id) if concrete.seed is None else concrete.seed
             cases.append(
                 (tuple(index for index, _ in picks), Case(case_id, concrete, seed, params))
             )
-    if problems:
-        raise ScenarioError([_issue(scenario, problem) for problem in problems])
+    if problems.items:
+        raise ScenarioError(problems.listed())
     return [case for _, case in sorted(cases, key=lambda pair: pair[0])]
 
 
-#: Per axis, the values a case may take there, each with its index along the axis (for order).
-Layout = list[list[tuple[int, object]]]
+#: Per axis, the values a case may take there, each with its index along the axis (for order):
+#: one listed value, or a whole range, made only once the cases are counted.
+Layout = list[Iterable[tuple[int, object]]]
 
 
 def _layouts(
-    scenario: Scenario, names: list[str], shape_of: ShapeOf, problems: list[str]
+    scenario: Scenario, names: list[str], shape_of: ShapeOf, problems: Issues
 ) -> list[tuple[Scenario, Layout]]:
-    """One layout per combination of listed values (see ``_layout``)."""
+    """One layout per combination of listed values (see ``_layout``), counting the cases as
+    each combination is measured and stopping as soon as there are too many."""
     axes = scenario.sweep
     listed = [
         list(enumerate(a.values)) if isinstance(a.values, tuple) else [(0, None)] for a in axes
     ]
-    if math.prod(len(values) for values in listed) > MAX_CASES:
+    combinations = math.prod(len(values) for values in listed)
+    if combinations > MAX_CASES:
         raise ScenarioError([_issue(scenario, f"makes more than {MAX_CASES} cases")])
     layouts = []
-    for combo in itertools.product(*listed):
+    total = 0
+    for done, combo in enumerate(itertools.product(*listed), start=1):
         try:
-            layouts.append(_layout(scenario, combo, shape_of))
-        except ValueError as err:
-            problems.append(f"{_shown(names, axes, combo)}: {err}")
+            base, layout, count = _layout(scenario, combo, shape_of)
+        except _AxisError as err:
+            problems.add(err.line, ("sweep",), f"{_shown(names, axes, combo)}: {err}")
+            continue
+        total += count
+        if total > MAX_CASES:
+            many = f"{total}" if done == combinations else f"at least {total}"
+            raise ScenarioError(
+                [_issue(scenario, f"makes {many} cases; at most {MAX_CASES} are allowed")]
+            )
+        layouts.append((base, layout))
     return layouts
+
+
+class _AxisError(ValueError):
+    """A combination of listed values that cannot be laid out, and the line to point at."""
+
+    def __init__(self, message: str, line: int) -> None:
+        super().__init__(message)
+        self.line = line
 
 
 def _layout(
     scenario: Scenario, combo: Sequence[tuple[int, object]], shape_of: ShapeOf
-) -> tuple[Scenario, Layout]:
-    """The scenario with the listed values of ``combo`` applied, and the values each axis takes
-    with them (the one listed value, or the whole concrete range). ValueError when the values
-    break a rule together, or a range turns out empty."""
+) -> tuple[Scenario, Layout, int]:
+    """The scenario with the listed values of ``combo`` applied, the values each axis takes
+    with them (the one listed value, or the whole concrete range, not yet made) and how many
+    cases that is. _AxisError when the values break a rule together, the stream cannot be
+    measured, or a range turns out empty."""
     axes = scenario.sweep
-    base = _apply_listed(scenario, axes, combo)
+    try:
+        base = _apply_listed(scenario, axes, combo)
+    except (ValueError, ArithmeticError) as err:
+        raise _AxisError(str(err), _line(scenario)) from None
     shape: list[StreamShape] = []  # measured once, and only if an axis needs it
 
     def end_of(axis: SweepAxis) -> int:
-        if not shape:
-            shape.append(shape_of(base))
-        frame = _swept_frame(base, axis)
-        return shape[0].frame_length(frame) if frame is not None else shape[0].stream_length
+        try:
+            if not shape:
+                shape.append(shape_of(base))
+            frame = _swept_frame(base, axis)
+            return shape[0].frame_length(frame) if frame is not None else shape[0].stream_length
+        except (ValueError, ArithmeticError) as err:  # the link cannot make this stream
+            raise _AxisError(f"`end` of {axis.path}: {err}", axis.line) from None
 
     layout: Layout = []
+    count = 1
     for axis, pick in zip(axes, combo, strict=True):
         if not isinstance(axis.values, Span):
             layout.append([pick])
             continue
         axis_end = end_of(axis) if axis.values.stop == "end" else 0
-        values = _range(base, axis, axis.values, axis_end)
-        if not values:
-            raise ValueError(f"the range of {axis.path} is empty (`end` is {axis_end})")
-        layout.append(list(enumerate(values)))
-    return dataclasses.replace(base, sweep=()), layout
+        size = axis.values.size(axis_end)
+        if not size:
+            message = f"the range of {axis.path} is empty (`end` is {axis_end})"
+            raise _AxisError(message, axis.line)
+        count *= size
+        layout.append(enumerate(_range(base, axis, axis.values, axis_end)))
+    return dataclasses.replace(base, sweep=()), layout, count
 
 
 def _swept_frame(scenario: Scenario, axis: SweepAxis) -> int | None:
@@ -180,13 +205,11 @@ def _apply_ranges(
     return scenario
 
 
-def _range(scenario: Scenario, axis: SweepAxis, span: Span, end: int) -> Sequence[object]:
-    """The values of a range axis: floats where the key is a float (as the validator makes
-    them from YAML ints), else ints."""
+def _range(scenario: Scenario, axis: SweepAxis, span: Span, end: int) -> Iterable[object]:
+    """The values of a range axis, lazily: floats where the key is a float (as the validator
+    makes them from YAML ints), else ints."""
     values = span.values(end)
-    return (
-        [float(v) for v in values] if base_type(resolve(scenario, axis.parts)) is float else values
-    )
+    return map(float, values) if base_type(resolve(scenario, axis.parts)) is float else values
 
 
 def stable_seed(case_id: str) -> int:
@@ -245,7 +268,11 @@ def _render(value: object) -> str:
     return str(value)
 
 
+def _line(scenario: Scenario) -> int:
+    """Where a problem of the sweep as a whole is reported: its first axis."""
+    return scenario.sweep[0].line if scenario.sweep else 0
+
+
 def _issue(scenario: Scenario, message: str) -> SchemaIssue:
     file = scenario.origin.file if scenario.origin else "<scenario>"
-    line = scenario.sweep[0].line if scenario.sweep else 0
-    return SchemaIssue(file, line, "sweep", message)
+    return SchemaIssue(file, _line(scenario), "sweep", message)

@@ -10,13 +10,14 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import stat
 from collections.abc import Iterable, Mapping
 from pathlib import Path, PurePath
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness.faults.config import Fault
-from harness.scenario.errors import Issues, ScenarioError, SchemaIssue
+from harness.scenario.errors import Issues, ScenarioError, SchemaIssue, clip_repr
 from harness.scenario.model import Origin, Scenario, SweepAxis
 from harness.scenario.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
 from harness.scenario.sweep import read_sweep
@@ -80,39 +81,157 @@ def _files(paths: Iterable[StrPath]) -> tuple[list[Path], list[SchemaIssue]]:
     files: list[Path] = []
     issues: list[SchemaIssue] = []
     for path in map(Path, paths):
-        if path.is_dir():
-            found = sorted(
-                p for p in path.rglob("*") if p.suffix in (".yaml", ".yml") and p.is_file()
-            )
-            if not found:
+        mode, problem = mode_of(path)
+        if problem is not None:
+            issues.append(SchemaIssue(str(path), 0, "", problem))
+        elif stat.S_ISDIR(mode):
+            found, unreadable = scenario_files(path)
+            issues += [SchemaIssue(str(p), 0, "", why) for p, why in unreadable]
+            if not found and not unreadable:
                 issues.append(
                     SchemaIssue(str(path), 0, "", "no .yaml or .yml files in this directory")
                 )
             files += found
-        elif path.exists():
-            files.append(path)
         else:
-            issues.append(SchemaIssue(str(path), 0, "", "no such file or directory"))
-    unique = {file.resolve(): file for file in reversed(files)}  # first mention wins
-    return [file for file in files if unique[file.resolve()] is file], issues
+            files.append(path)
+    unique = {os.path.realpath(file): file for file in reversed(files)}  # first mention wins
+    return [file for file in files if unique[os.path.realpath(file)] is file], issues
 
 
 def _load(path: Path, faults: FaultRegistry) -> tuple[list[Scenario], list[SchemaIssue]]:
+    data, issues = _source(path)
+    return _read(data, str(path), faults) if data is not None else ([], issues)
+
+
+def _source(path: Path) -> tuple[bytes | None, list[SchemaIssue]]:
+    """The bytes of a scenario file, checked to be UTF-8 text; or the issue saying why not."""
     file = str(path)
+    data, problem = read_bounded(path)
+    if data is None:
+        return None, [SchemaIssue(file, 0, "", problem or "cannot read")]
     try:
-        data = path.read_bytes()
-        text = data.decode("utf-8-sig")
+        data.decode("utf-8-sig")
     except UnicodeDecodeError as err:
         line = data[: err.start].count(b"\n") + 1
-        return [], [SchemaIssue(file, line, "", f"not UTF-8 text (bad byte at offset {err.start})")]
+        return None, [
+            SchemaIssue(file, line, "", f"not UTF-8 text (bad byte at offset {err.start})")
+        ]
+    return data, []
+
+
+#: Largest scenario file read, refused with its size before it is opened (the library's largest
+#: is 4 KB; a megabyte of YAML takes a few seconds to check).
+MAX_FILE_BYTES = 1 << 20
+_SUFFIXES = (".yaml", ".yml")
+_KINDS = (
+    (stat.S_ISDIR, "a directory"),
+    (stat.S_ISFIFO, "a named pipe (FIFO)"),
+    (stat.S_ISCHR, "a character device"),
+    (stat.S_ISBLK, "a block device"),
+    (stat.S_ISSOCK, "a socket"),
+)
+
+
+def mode_of(path: Path) -> tuple[int, str | None]:
+    """``st_mode`` of ``path`` (links followed), or why there is none: missing, a dangling
+    link, a link loop, a folder we may not enter."""
+    try:
+        return os.stat(path).st_mode, None
+    except FileNotFoundError:
+        if os.path.islink(path):
+            return 0, f"a dangling symbolic link (to {clip_repr(os.readlink(path), 80)})"
+        return 0, "no such file or directory"
     except OSError as err:
-        return [], [SchemaIssue(file, 0, "", err.strerror or str(err))]
-    return _read(text, file, faults)
+        return 0, f"cannot read: {err.strerror or err}"
 
 
-def _read(text: str, file: str, faults: FaultRegistry) -> tuple[list[Scenario], list[SchemaIssue]]:
+def _special(mode: int) -> str | None:
+    """Why a file of this mode is not read (only regular files are: a FIFO or a device would
+    block or never end)."""
+    if stat.S_ISREG(mode):
+        return None
+    kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
+    return f"{kind}, not a scenario file: not read"
+
+
+def _too_big(size: int) -> str | None:
+    if size <= MAX_FILE_BYTES:
+        return None
+    return f"{size} bytes: too big for a scenario file (at most {MAX_FILE_BYTES}); not read"
+
+
+def read_bounded(path: Path) -> tuple[bytes | None, str | None]:
+    """The bytes of a regular file of at most ``MAX_FILE_BYTES``, or why not. The file is
+    stat'ed before it is opened, opened without blocking (a FIFO swapped in after the stat
+    cannot hang us), checked again once open, and read no further than the limit."""
+    mode, problem = mode_of(path)
+    problem = problem or _special(mode)
+    if problem is not None:
+        return None, problem
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
+    try:
+        fd = os.open(path, flags)
+    except OSError as err:
+        return None, f"cannot read: {err.strerror or err}"
+    try:
+        info = os.fstat(fd)
+        problem = _special(info.st_mode) or _too_big(info.st_size)
+        data = b"" if problem is not None else _read_fd(fd, MAX_FILE_BYTES + 1)
+    except OSError as err:
+        return None, f"cannot read: {err.strerror or err}"
+    finally:
+        os.close(fd)
+    if problem is not None:
+        return None, problem
+    if len(data) > MAX_FILE_BYTES:  # it grew since the stat
+        return None, f"over {MAX_FILE_BYTES} bytes: too big for a scenario file; not read"
+    if not data:
+        return None, "empty file (0 bytes): expected a scenario or a list of scenarios"
+    return data, None
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    size = 0
+    while size < limit:
+        chunk = os.read(fd, min(1 << 16, limit - size))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        size += len(chunk)
+    return b"".join(chunks)
+
+
+def scenario_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
+    """The ``*.yaml`` and ``*.yml`` entries under ``root``, sorted, whatever they are (a FIFO
+    or a dangling link named like a scenario is reported when read, not skipped), and the
+    folders that could not be listed. Links to folders are followed, each folder once."""
+    found: list[Path] = []
+    unreadable: list[tuple[Path, str]] = []
+    seen: set[tuple[int, int]] = set()
+
+    def refused(err: OSError) -> None:
+        unreadable.append((Path(err.filename), f"cannot list: {err.strerror or err}"))
+
+    for folder, subfolders, names in os.walk(root, onerror=refused, followlinks=True):
+        try:
+            info = os.stat(folder)
+        except OSError:
+            subfolders.clear()
+            continue
+        if (info.st_dev, info.st_ino) in seen:  # a link back up the tree: walked already
+            subfolders.clear()
+            continue
+        seen.add((info.st_dev, info.st_ino))
+        found += [Path(folder, name) for name in names if name.endswith(_SUFFIXES)]
+    return sorted(found), unreadable
+
+
+def _read(
+    source: str | bytes, file: str, faults: FaultRegistry
+) -> tuple[list[Scenario], list[SchemaIssue]]:
     issues = Issues(file)
-    root = parse(text, issues)
+    root = parse(source, issues)
     validator = Validator(issues, rules_for(faults))
     names: dict[str, int] = {}
     scenarios = []
@@ -122,9 +241,7 @@ def _read(text: str, file: str, faults: FaultRegistry) -> tuple[list[Scenario], 
         scenario = _scenario(node, pairs, validator)
         if scenario is not None:
             scenarios.append(scenario)
-    # Aliases and merges can make one node report twice; then read the file top to bottom.
-    unique = list(dict.fromkeys(issues.items))
-    return scenarios, sorted(unique, key=lambda issue: issue.line)
+    return scenarios, issues.listed()
 
 
 def _scenario_nodes(root: Node, issues: Issues) -> list[MappingNode]:
@@ -209,12 +326,11 @@ def load_faults_file(path: StrPath, *, faults: FaultRegistry | None = None) -> t
     """The faults of a ``tearline proxy --faults`` file: a mapping with one key, ``faults``,
     holding a list written exactly like a scenario's ``faults``. Raises ScenarioError."""
     file = str(path)
-    try:
-        text = Path(path).read_text(encoding="utf-8-sig")
-    except (OSError, UnicodeDecodeError) as err:
-        raise ScenarioError([SchemaIssue(file, 0, "", str(err))]) from None
+    data, problems = _source(Path(path))
+    if data is None:
+        raise ScenarioError(problems)
     issues = Issues(file)
-    root = parse(text, issues)
+    root = parse(data, issues)
     validator = Validator(issues, rules_for(faults if faults is not None else default_registry()))
     result: tuple[Fault, ...] = ()
     if root is not None and not isinstance(root, MappingNode):
@@ -234,5 +350,5 @@ def load_faults_file(path: StrPath, *, faults: FaultRegistry | None = None) -> t
             if value is not INVALID:
                 result = value
     if issues.items:
-        raise ScenarioError(sorted(dict.fromkeys(issues.items), key=lambda i: i.line))
+        raise ScenarioError(issues.listed())
     return result

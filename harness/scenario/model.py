@@ -45,6 +45,10 @@ SEED_VERDICTS = (
     "PARTIAL_SAFE_BOUNDARY",
     "RESULT_VERIFIED",
 )
+#: Verdicts that say the whole stream was delivered (a client that does not take it is wrong).
+SUCCESS_VERDICTS = frozenset(
+    {"MESSAGE_COMPLETE", "COMPLETE_EXPLICIT", "COMPLETE_BY_LENGTH", "RESULT_VERIFIED"}
+)
 #: Everything ``expect.verdict`` / ``expect.any_of`` may name.
 VERDICTS: tuple[str, ...] = SEED_VERDICTS + tuple(code.value for code in ErrorCode)
 
@@ -58,6 +62,13 @@ ScenarioName = Annotated[
     Pattern(
         r"[a-z0-9][a-z0-9._-]*",
         "must be lowercase letters, digits, '.', '_' or '-', starting with a letter or digit",
+    ),
+]
+FunctionRef = Annotated[
+    str,
+    Pattern(
+        r"[A-Za-z_][\w]*(\.[A-Za-z_][\w]*)*:[A-Za-z_][\w]*",
+        "must be package.module:function",
     ),
 ]
 HostPort = Annotated[
@@ -179,6 +190,13 @@ class ConsumerConfig:
     unframed: bool = False
     #: your own consumer program (argv), used instead of the reference consumer
     command: Annotated[tuple[str, ...], MinLen(1)] | None = None
+    #: your own consumer as a Python function, ``package.module:function``
+    #: (docs/python-consumers.md)
+    function: FunctionRef | None = None
+
+    def __post_init__(self) -> None:
+        if self.command is not None and self.function is not None:
+            raise FieldError("give either command or function, not both", path=("function",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -237,6 +255,28 @@ class CountRange:
             raise FieldError(f"must be >= min ({self.min}) (got {self.max})", path=("max",))
 
 
+Strictness = Literal["strict", "informational"]
+
+
+@dataclass(frozen=True, slots=True)
+class Grading:
+    """How a consumer other than the reference one is held to each key of ``expect``
+    (``docs/grades.md``). Left out, a key follows the default rules: a missed verdict or count
+    is ``non-strict`` when the consumer surfaced the failure, a complete claim the case cannot
+    disprove is informational, and anything else missed fails."""
+
+    #: the expected verdict
+    verdict: Strictness | None = None
+    #: the expected completeness (e.g. informational for a close-delimited body, which no
+    #: client can prove complete either way)
+    complete: Strictness | None = None
+    #: the expected count of accepted messages
+    accepted_messages: Strictness | None = None
+
+    def is_informational(self, key: str) -> bool:
+        return bool(getattr(self, key, None) == "informational")
+
+
 @dataclass(frozen=True, slots=True)
 class Expect:
     """What the consumer must end with; at least one key is required."""
@@ -249,6 +289,8 @@ class Expect:
     complete: bool | None = None
     #: how many messages the consumer accepted: exactly, or within {min, max}
     accepted_messages: Count | CountRange | None = None
+    #: how a consumer other than the reference one is held to each key (docs/grades.md)
+    grading: Grading = Grading()
 
     def __post_init__(self) -> None:
         if self.verdict is not None and self.any_of is not None:
@@ -328,6 +370,9 @@ class Scenario:
     seed: Annotated[int, Ge(0), Le(MAX_SEED)] | None = None
     #: time limit of each case, in milliseconds
     deadline_ms: Millis = 10000.0
+    #: run each case alone, after all the others, when its verdict hangs on tight timing that a
+    #: loaded machine could disturb (a few hundred milliseconds against a stall, say)
+    exclusive: bool = False
     origin: Origin | None = field(default=None, metadata=INTERNAL)
 
     def __post_init__(self) -> None:

@@ -18,7 +18,7 @@ from typing import Annotated, Any, Union, get_args, get_origin
 
 from harness.config.constraints import suggest
 from harness.config.fields import yaml_fields
-from harness.scenario.errors import KeyPath, render_path
+from harness.scenario.errors import KeyPath, clip_repr, render_path
 
 _SEGMENT_TEXT = r"[A-Za-z_][A-Za-z0-9_-]*(?:\[[0-9]+\])*"
 _SEGMENT = re.compile(r"([A-Za-z_][A-Za-z0-9_-]*)((?:\[[0-9]+\])*)")
@@ -37,7 +37,7 @@ def parse_path(text: str) -> KeyPath:
         match = _SEGMENT.fullmatch(segment)
         if match is None:
             raise PathError(
-                f"not a key path: {text!r} (write keys joined by '.', list items as [0])"
+                f"not a key path: {clip_repr(text)} (write keys joined by '.', list items as [0])"
             )
         parts.append(match[1])
         parts.extend(int(index) for index in re.findall(r"\[([0-9]+)\]", match[2]))
@@ -90,7 +90,7 @@ def _step(obj: object, hint: Any, part: str | int, where: KeyPath) -> tuple[obje
     fields = {k: f for k, f in yaml_fields(cls).items() if not f.custom}
     if part not in fields:
         raise PathError(
-            f"{here} has no key {part!r}{suggest(part, list(fields), list_all_up_to=12)}"
+            f"{here} has no key {clip_repr(part)}{suggest(part, list(fields), list_all_up_to=12)}"
         )
     info = fields[part]
     return getattr(_default(obj, hint), info.name), info.hint

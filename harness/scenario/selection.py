@@ -5,11 +5,11 @@ from __future__ import annotations
 
 import re
 
+from harness.errors import SelectionError
+
+__all__ = ["SelectionError", "matches"]
+
 _TOKEN = re.compile(r"\(|\)|[^\s()]+")
-
-
-class SelectionError(ValueError):
-    pass
 
 
 def matches(expression: str, case_id: str) -> bool:

@@ -39,8 +39,15 @@ def read_sweep(
             f"expected a mapping of key paths to values (got {describe(node)})",
         )
         return ()
+    pairs = mapping_pairs(node, ("sweep",), issues)
+    # Each listed value is checked in place (a rebuilt scenario): count them before doing so.
+    listed = math.prod(len(v.value) for _, v in pairs.values() if isinstance(v, SequenceNode))
+    if listed > MAX_CASES:
+        message = f"the listed values alone make {listed} cases; at most {MAX_CASES} are allowed"
+        issues.add(line, ("sweep",), message)
+        return ()
     axes: list[SweepAxis] = []
-    for key, (key_node, value_node) in mapping_pairs(node, ("sweep",), issues).items():
+    for key, (key_node, value_node) in pairs.items():
         axis = _axis(key, key_node, value_node, scenario, validator)
         if axis is not None and not _overlaps(axis, axes, validator):
             axes.append(axis)
@@ -64,8 +71,8 @@ class _Target:
         """Put ``value`` in place; report what the rules between keys say about it."""
         try:
             apply(self.scenario, self.parts, value, self.validator.rules.check)
-        except ValueError as err:
-            self.validator.issues.add(line, where, str(err))
+        except (ValueError, ArithmeticError) as err:  # a rule's FieldError, or a rule's bug
+            self.validator.issues.add(line, where, str(err) or type(err).__name__)
             return False
         return True
 
@@ -116,8 +123,8 @@ def _span(target: _Target, node: MappingNode, line: int) -> Span | None:
         return None
     assert isinstance(span, Span)
     ends = [("from", span.start)]
-    if span.stop != "end":
-        ends.append(("to", span.values(0)[-1]))  # the last value taken, not the exclusive bound
+    if span.stop != "end":  # the last value taken, not the exclusive bound (and no range made)
+        ends.append(("to", span.start + (span.size(0) - 1) * span.step))
     for label, value in ends:
         where = (*target.where, label)
         problem = scalar_problem(value, target.hint)
@@ -141,6 +148,6 @@ def _overlaps(axis: SweepAxis, earlier: list[SweepAxis], validator: Validator) -
 
 def _known_size(axis: SweepAxis) -> int:
     """Cases along ``axis`` as far as known before a run (``to: end`` counts as 1)."""
-    if isinstance(axis.values, Span):
-        return 1 if axis.values.stop == "end" else len(axis.values.values(0))
+    if isinstance(axis.values, Span):  # counted, not made: len(range) overflows past 2**63
+        return 1 if axis.values.stop == "end" else axis.values.size(0)
     return len(axis.values)

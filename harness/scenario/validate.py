@@ -28,10 +28,10 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from harness.config.constraints import Constraint, finite, suggest
 from harness.config.fields import yaml_fields
 from harness.errors import FieldError, KeyPath, render_path
-from harness.scenario.errors import Issues
+from harness.scenario.errors import Issues, clip_repr
 from harness.scenario.nodes import (
     Pairs,
-    TagError,
+    ScalarError,
     describe,
     describe_value,
     line_of,
@@ -127,7 +127,7 @@ class Validator:
             return self._complain(node, path, hint)
         try:
             value = scalar_value(node)
-        except TagError as err:
+        except ScalarError as err:
             self.issues.add(line_of(node), path, str(err))
             return INVALID
         problem = scalar_problem(value, hint)
@@ -147,7 +147,7 @@ class Validator:
         if shape == "scalar":
             try:
                 value = scalar_value(node)  # type: ignore[arg-type]
-            except TagError as err:
+            except ScalarError as err:
                 self.issues.add(line_of(node), path, str(err))
                 return INVALID
             fits = [a for a in fits if _base_accepts(a, value)]
@@ -198,7 +198,7 @@ class Validator:
             self.issues.add(
                 line_of(kind_node),
                 (*path, family.key),
-                f"unknown {family.what} kind {kind!r}{hint}",
+                f"unknown {family.what} kind {clip_repr(kind)}{hint}",
             )
             return INVALID
         cls = family.kinds[kind]
@@ -243,8 +243,8 @@ class Validator:
             where = list(err.path)
             self.issues.add(_line_inside(pairs, where, line), (*path, *err.path), err.message)
             return INVALID
-        except ValueError as err:  # a class that does not say which key: the mapping
-            self.issues.add(line, path, str(err))
+        except (ValueError, ArithmeticError) as err:  # no key named: the mapping as a whole
+            self.issues.add(line, path, str(err) or type(err).__name__)
             return INVALID
         return obj
 
@@ -291,11 +291,12 @@ def _literal_problem(value: object, allowed: tuple[Any, ...]) -> str | None:
     if any(value == a and type(value) is type(a) for a in allowed):
         return None
     listed = ", ".join(repr(a) for a in allowed)
+    got = clip_repr(value) if isinstance(value, str) else repr(value)
     close = (
         suggest(value, [a for a in allowed if isinstance(a, str)]) if isinstance(value, str) else ""
     )
     close = close if close.startswith("; did") else ""
-    return f"must be one of {listed} (got {value!r}){close}"
+    return f"must be one of {listed} (got {got}){close}"
 
 
 def _base_accepts(hint: Any, value: object) -> bool:

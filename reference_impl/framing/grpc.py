@@ -27,6 +27,12 @@ the incomplete DATA frame. A cut there is inside a message (``FRAME_TRUNCATED``)
 trailers, settings) at a message boundary stays ``STREAM_END_MISSING``. Messages themselves are
 only produced from DATA frames h2 has checked.
 
+What is delivered never depends on how the reads split the stream (``base.py``), errors
+included. So h2 is fed one frame per call (it raises without the events of the frames before
+the bad one), and a bad prefix found ahead in the incomplete DATA frame raises with the
+messages before it, and only where h2 will take that frame (after the response headers,
+outside a header block, before a GOAWAY): elsewhere h2's refusal of the whole frame decides.
+
 Flow control: the client grants a 1 MiB window (stream and connection) and acknowledges each
 DATA frame as it reads it, so h2 returns credit in ``data_to_send()``. The server never exceeds
 its window: framed bytes that do not fit wait in a queue (``blocked``) until WINDOW_UPDATEs
@@ -36,7 +42,7 @@ arrive through ``receive_data``; trailers wait behind them.
 from __future__ import annotations
 
 import struct
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 
 from h2.config import H2Configuration
 from h2.connection import H2Connection
@@ -67,8 +73,15 @@ _WINDOW = 1024 * 1024  # generous for throughput, small enough that big streams 
 _AUTHORITY = "127.0.0.1"
 _FRAME_HEADER_SIZE = 9
 _TYPE_OFFSET = 3  # frame header: length (3 bytes), type, flags, stream id (4 bytes)
+_FLAGS_OFFSET = 4
 _DATA_FRAME = 0x0
+_HEADERS_FRAME = 0x1
+_PUSH_PROMISE_FRAME = 0x5
+_CONTINUATION_FRAME = 0x9
+_END_STREAM = 0x1
+_END_HEADERS = 0x4
 _PADDED = 0x8
+_STREAM_ID_MASK = 0x7FFF_FFFF
 _OK_TRAILERS = [("grpc-status", "0")]
 _FAILED_TRAILERS = [("grpc-status", "13"), ("grpc-message", "producer failed")]  # INTERNAL
 
@@ -87,6 +100,8 @@ class GrpcClient:
         self._reader = _MessageReader(options.max_message_bytes)
         self._watcher = _FrameWatcher(self._stream_id)
         self._ended = False
+        self._response_seen = False  # h2 takes DATA only after the response headers
+        self._goaway_seen = False  # and never after a GOAWAY: h2 then refuses every frame
         self._error: CodecError | None = None
 
     def initiate(self) -> bytes:
@@ -112,17 +127,15 @@ class GrpcClient:
         self._raise_if_dead()
         if self._ended:
             return []  # nothing after the trailers concerns this call
+        events: list[Event] = []
         try:
-            self._watcher.feed(data, self._h2.max_inbound_frame_size)
-            events = self._on_h2_events(self._h2.receive_data(data))
-            if not self._ended:
-                # Fail fast on a bad prefix while h2 still holds back its DATA frame.
-                self._reader.check_ahead(self._watcher.pending_data())
-            return events
-        except H2Error as exc:
-            raise self._die(CodecError(ErrorCode.PROTOCOL_ERROR, str(exc))) from exc
+            with carrying(events):  # once per read: what completed before an error goes with it
+                consumed = self._read_frames(data, events)
         except CodecError as exc:
             raise self._die(exc) from None
+        if consumed:  # one acknowledgement per read, not per frame
+            self._h2.acknowledge_received_data(consumed, self._stream_id)
+        return events
 
     def receive_eof(self) -> list[Event]:
         """The producer closed: clean only after the trailers."""
@@ -156,34 +169,60 @@ class GrpcClient:
         probe.feed(pending)
         return probe
 
-    def _on_h2_events(self, h2_events: list[H2Event]) -> list[Event]:
-        events: list[Event] = []
-        consumed = 0  # flow-controlled bytes read: one acknowledgement per read, not per frame
-        with carrying(events):  # once per read: what completed before an error goes with it
-            for event in h2_events:
-                if isinstance(event, DataReceived):
-                    consumed += event.flow_controlled_length
-                    events += self._reader.feed(event.data)
-                elif isinstance(event, ResponseReceived):
-                    headers = _header_map(event.headers)
-                    _check_response(headers)
-                    if event.stream_ended is not None:  # Trailers-Only (catalogue 43)
-                        events.append(self._finish(headers))
-                elif isinstance(event, TrailersReceived):
-                    events.append(self._finish(_header_map(event.headers)))
-                elif isinstance(event, StreamEnded):
-                    raise self._cut("END_STREAM without trailers")
-                elif isinstance(event, StreamReset):
-                    raise CodecError(
-                        ErrorCode.REMOTE_ERROR, f"RST_STREAM {_name(event.error_code)}"
-                    )
-                elif isinstance(event, ConnectionTerminated) and event.error_code:
+    def _read_frames(self, data: bytes, events: list[Event]) -> int:
+        """Append the events ``data`` completes to ``events``; return the flow-controlled bytes
+        read.
+
+        h2 raises without the events of the frames before the bad one, so it gets one frame
+        per call: an error in any frame then comes after every message before it, and what is
+        delivered does not depend on where the reads split the frames.
+        """
+        consumed = 0
+        for piece in self._watcher.split(data, self._h2.max_inbound_frame_size):
+            consumed += self._on_h2_events(self._receive_frames(piece), events)
+            if self._ended:
+                return consumed
+        # Fail fast on a bad prefix while h2 still holds back its DATA frame; but only where h2
+        # will take that frame, or the payload would decide what h2's refusal decides when the
+        # frame arrives in one piece. (Inside a header block the watcher keeps no payload.)
+        if self._response_seen and not self._goaway_seen:
+            self._reader.check_ahead(self._watcher.pending_data())
+        return consumed
+
+    def _receive_frames(self, piece: bytes) -> list[H2Event]:
+        """h2's events for ``piece``; its protocol errors as ``CodecError``."""
+        try:
+            return self._h2.receive_data(piece)
+        except H2Error as exc:
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, str(exc)) from exc
+
+    def _on_h2_events(self, h2_events: list[H2Event], events: list[Event]) -> int:
+        """Append what ``h2_events`` complete to ``events``; return the flow-controlled bytes
+        they consumed (the caller acknowledges them)."""
+        consumed = 0
+        for event in h2_events:
+            if isinstance(event, DataReceived):
+                consumed += event.flow_controlled_length
+                events += self._reader.feed(event.data)
+            elif isinstance(event, ResponseReceived):
+                headers = _header_map(event.headers)
+                _check_response(headers)
+                self._response_seen = True
+                if event.stream_ended is not None:  # Trailers-Only (catalogue 43)
+                    events.append(self._finish(headers))
+            elif isinstance(event, TrailersReceived):
+                events.append(self._finish(_header_map(event.headers)))
+            elif isinstance(event, StreamEnded):
+                raise self._cut("END_STREAM without trailers")
+            elif isinstance(event, StreamReset):
+                raise CodecError(ErrorCode.REMOTE_ERROR, f"RST_STREAM {_name(event.error_code)}")
+            elif isinstance(event, ConnectionTerminated):
+                if event.error_code:
                     raise CodecError(ErrorCode.REMOTE_ERROR, f"GOAWAY {_name(event.error_code)}")
-                if self._ended:
-                    break
-        if consumed:
-            self._h2.acknowledge_received_data(consumed, self._stream_id)
-        return events
+                self._goaway_seen = True  # graceful: EOF decides, if h2 refuses nothing first
+            if self._ended:
+                break
+        return consumed
 
     def _finish(self, trailers: dict[str, str]) -> StreamEnd:
         if self._reader.in_message:
@@ -256,7 +295,18 @@ class _MessageReader:
         return int(_PREFIX.unpack_from(self._buffer)[1])
 
     def check_ahead(self, data: bytes) -> None:
-        """Check the prefixes that ``data`` would bring, without consuming it."""
+        """Raise now the error that feeding ``data`` would raise, without consuming it."""
+        try:
+            self._scan_ahead(data)
+        except CodecError:
+            # Rare, and the codec dies of it: replay on a strict twin, which raises the same
+            # error carrying the messages that ``data`` completes before the bad prefix, as
+            # feeding the whole DATA frame would.
+            self.copy(strict=True).feed(data)
+            raise
+
+    def _scan_ahead(self, data: bytes) -> None:
+        """Check the prefixes that ``data`` would bring, without copying the message in flight."""
         held = len(self._buffer)
         if held < _PREFIX_SIZE:
             tail = bytes(self._buffer) + data
@@ -269,9 +319,10 @@ class _MessageReader:
                 return
             pos += _PREFIX_SIZE + self._checked_size(int(_PREFIX.unpack_from(tail, pos)[1]))
 
-    def copy(self) -> _MessageReader:
-        """A probe: the same state, without the checks (they belong to the real reader)."""
-        twin = _MessageReader(self._max, strict=False)
+    def copy(self, strict: bool = False) -> _MessageReader:
+        """A probe: the same state, without the checks unless ``strict`` (they belong to the
+        real reader)."""
+        twin = _MessageReader(self._max, strict=strict)
         twin._buffer = bytearray(self._buffer)
         return twin
 
@@ -316,8 +367,11 @@ class _FrameWatcher:
         self._remaining = 0  # payload bytes still to come of the current frame
         self._length = 0
         self._flags = 0
-        self._watched = False  # the current frame is DATA on our stream
+        self._watched = False  # the current frame is DATA on our stream, and h2 will take it
+        self._plain = False  # ... and unpadded, without END_STREAM (see split)
+        self._header_block = False  # a HEADERS frame without END_HEADERS awaits CONTINUATION
         self._payload = bytearray()  # its payload so far, kept only while it is incomplete
+        self._max_frame_size = 0
 
     @property
     def in_data_frame(self) -> bool:
@@ -331,8 +385,20 @@ class _FrameWatcher:
             return header[_TYPE_OFFSET] == _DATA_FRAME and any(header[:_TYPE_OFFSET])
         return self._watched and self._remaining > 0
 
-    def feed(self, data: bytes, max_frame_size: int) -> None:
-        pos, end = 0, len(data)
+    def split(self, data: bytes, max_frame_size: int) -> Iterator[bytes]:
+        """Follow ``data`` and cut it after each frame it completes (the last piece may end
+        inside a frame), so that h2 takes one frame per call. The watcher advances as the
+        pieces are taken, so a frame header above the limit raises only after the pieces
+        before it.
+
+        A run of plain DATA frames (on our stream, unpadded, without END_STREAM) stays in one
+        piece, as the hot path needs: between them h2's state does not change, so if it
+        refuses one of them it refuses the first (flow control aside, which a producer that
+        keeps to its window never breaks), and no message comes before the refusal.
+        """
+        self._max_frame_size = max_frame_size  # h2's, which SETTINGS may change between reads
+        start = pos = 0
+        end = len(data)
         while pos < end:
             if self._remaining:
                 take = min(self._remaining, end - pos)
@@ -347,7 +413,14 @@ class _FrameWatcher:
                 self._header += data[pos : pos + take]
                 pos += take
                 if len(self._header) == _FRAME_HEADER_SIZE:
-                    self._start_frame(max_frame_size)
+                    self._start_frame()
+            if not self._remaining and not self._header:  # a frame ends here
+                if self._plain and self._starts_plain(data, pos):
+                    continue
+                yield data[start:pos]
+                start = pos
+        if start < end:
+            yield data[start:]
 
     def pending_data(self) -> bytes:
         """Data bytes (padding removed) received so far of the incomplete DATA frame."""
@@ -362,16 +435,35 @@ class _FrameWatcher:
         data_length = max(self._length - 1 - payload[0], 0)
         return payload[1 : 1 + data_length]
 
-    def _start_frame(self, max_frame_size: int) -> None:
+    def _start_frame(self) -> None:
         header = self._header
         length = int.from_bytes(header[:3], "big")
-        if length > max_frame_size:
+        if length > self._max_frame_size:
             raise CodecError(ErrorCode.PROTOCOL_ERROR, f"HTTP/2 frame of {length} bytes")
-        stream_id = int.from_bytes(header[5:9], "big") & 0x7FFF_FFFF
-        self._watched = header[_TYPE_OFFSET] == _DATA_FRAME and stream_id == self._stream_id
+        stream_id = int.from_bytes(header[5:9], "big") & _STREAM_ID_MASK
+        kind, flags = header[_TYPE_OFFSET], header[_FLAGS_OFFSET]
+        # Inside a header block h2 refuses any frame but CONTINUATION: such DATA is no message.
+        self._watched = (
+            kind == _DATA_FRAME and stream_id == self._stream_id and not self._header_block
+        )
+        self._plain = self._watched and not flags & (_PADDED | _END_STREAM)
+        if kind in (_HEADERS_FRAME, _PUSH_PROMISE_FRAME, _CONTINUATION_FRAME):
+            self._header_block = not flags & _END_HEADERS
         self._length = self._remaining = length
-        self._flags = header[4]
+        self._flags = flags
         header.clear()
+
+    def _starts_plain(self, data: bytes, pos: int) -> bool:
+        """Does a whole header at ``data[pos:]`` start a plain DATA frame (see ``split``), one
+        that ``_start_frame`` will not refuse?"""
+        if len(data) - pos < _FRAME_HEADER_SIZE:
+            return False
+        return (
+            data[pos + _TYPE_OFFSET] == _DATA_FRAME
+            and not data[pos + _FLAGS_OFFSET] & (_PADDED | _END_STREAM)
+            and int.from_bytes(data[pos + 5 : pos + 9], "big") & _STREAM_ID_MASK == self._stream_id
+            and int.from_bytes(data[pos : pos + 3], "big") <= self._max_frame_size
+        )
 
 
 class GrpcServer:

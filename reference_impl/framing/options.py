@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from reference_impl.defaults import MAX_MESSAGE_BYTES as DEFAULT_MAX_MESSAGE_BYTES
+from reference_impl import defaults
+
+DEFAULT_MAX_MESSAGE_BYTES = defaults.MAX_MESSAGE_BYTES
 
 
 @dataclass(frozen=True, slots=True)

@@ -131,10 +131,7 @@ class SseClient:
         if self._ended or self._eof:
             raise CodecError(ErrorCode.PROTOCOL_ERROR, "bytes after the end of the response")
         self._conn.receive_data(data)
-        try:
-            return self._drain()
-        except h11.RemoteProtocolError as exc:
-            raise CodecError(ErrorCode.PROTOCOL_ERROR, f"HTTP: {exc}") from None
+        return self._drain()
 
     def _receive_eof(self) -> list[Event]:
         if self._ended or self._eof:
@@ -145,31 +142,39 @@ class SseClient:
                 ErrorCode.STREAM_END_MISSING, "EOF before the response head", at_boundary=True
             )
         self._conn.receive_data(b"")
-        try:
-            # Only a close-delimited body ends here (h11 turns the EOF into EndOfMessage).
-            return self._drain()
-        except h11.RemoteProtocolError:
-            raise self._cut("EOF before the last chunk") from None
+        # Only a close-delimited body ends here (h11 turns the EOF into EndOfMessage).
+        return self._drain(at_eof=True)
 
-    def _drain(self) -> list[Event]:
+    def _drain(self, at_eof: bool = False) -> list[Event]:
         """Pull h11 events until it needs more bytes."""
         events: list[Event] = []
-        while True:
-            event = self._conn.next_event()
-            if isinstance(event, h11.Response):
-                self._check_head(event)
-            elif isinstance(event, h11.Data):
-                with carrying(events):
+        # Around the whole loop, h11's errors included: an error after the events of earlier
+        # chunks of the same read carries them, as a read that ended before it would deliver.
+        with carrying(events):
+            while True:
+                event = self._next_event(at_eof)
+                if isinstance(event, h11.Response):
+                    self._check_head(event)
+                elif isinstance(event, h11.Data):
                     events += self._parser.feed(bytes(event.data))
-            elif isinstance(event, h11.EndOfMessage):
-                events += self._end_of_body()
-            elif (
-                event is h11.NEED_DATA
-                or event is h11.PAUSED
-                or isinstance(event, h11.ConnectionClosed)
-            ):
-                return events
-            # InformationalResponse (1xx) is legal before the real response: skip it.
+                elif isinstance(event, h11.EndOfMessage):
+                    events += self._end_of_body()
+                elif (
+                    event is h11.NEED_DATA
+                    or event is h11.PAUSED
+                    or isinstance(event, h11.ConnectionClosed)
+                ):
+                    return events
+                # InformationalResponse (1xx) is legal before the real response: skip it.
+
+    def _next_event(self, at_eof: bool) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
+        """h11's next event; its protocol errors as ``CodecError`` (at EOF: a cut body)."""
+        try:
+            return self._conn.next_event()
+        except h11.RemoteProtocolError as exc:
+            if at_eof:
+                raise self._cut("EOF before the last chunk") from None
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, f"HTTP: {exc}") from None
 
     def _check_head(self, response: h11.Response) -> None:
         if response.status_code != 200:
@@ -187,10 +192,13 @@ class SseClient:
             raise CodecError(ErrorCode.FRAME_TRUNCATED, "body ended inside an event")
         if self._eof:  # close-delimited: EOF is the only end there is, and proves nothing
             return []
+        end: list[Event] = [StreamEnd(ok=True)]
         trailing, _ = self._conn.trailing_data
         if trailing:
-            raise CodecError(ErrorCode.PROTOCOL_ERROR, "bytes after the end of the response")
-        return [StreamEnd(ok=True)]
+            # The end did arrive, and goes with the error, as when the junk comes a read later.
+            with carrying(end):
+                raise CodecError(ErrorCode.PROTOCOL_ERROR, "bytes after the end of the response")
+        return end
 
     def _cut(self, detail: str) -> CodecError:
         if self._parser.in_progress:

@@ -20,8 +20,8 @@ failure-catalogue cases (section A) they answer:
   the id of an event cut by EOF is never committed (cases 2, 10).
 - ``retry`` is honoured only when it is all ASCII digits (case 11).
 - The stream is always UTF-8 (case 6) and is never repaired: a complete line that is not valid
-  UTF-8 is ``INVALID_UTF8`` (DESIGN.md decision 4, stricter than WHATWG's U+FFFD). An incomplete
-  sequence in the unterminated tail is merely part of the event in flight (case 7).
+  UTF-8 is ``INVALID_UTF8`` (docs/design.md decision 4, stricter than WHATWG's U+FFFD). An
+  incomplete sequence in the unterminated tail is merely part of the event in flight (case 7).
 - Size cap (case 12): ``FRAME_TOO_LARGE`` as soon as the message being assembled (data so far
   plus the value of an unterminated ``data`` line) exceeds ``max_event_bytes``, or the event's
   other lines (``id``, ``event``, comments, unknown fields, an unterminated non-data line) add up
@@ -62,6 +62,7 @@ class EventStreamParser:
         self._max = max_event_bytes
         self._head: bytes | None = b""  # stream start while a BOM is still possible; then None
         self._held_cr = False  # the last line ended in a CR that was the last byte of a read
+        self._held_cr_kept = False  # ... and that line is the last of ``_raw``
         self._tail = bytearray()  # the unterminated line; never contains CR or LF
         self._raw: list[bytes] = []  # complete lines of the event in flight, terminators kept
         self._in_event = False  # a field line arrived since the last blank line
@@ -99,7 +100,7 @@ class EventStreamParser:
             self._held_cr = False
             if data[0] == _LF:  # second half of a CRLF split across reads
                 start = 1
-                if self._raw:
+                if self._held_cr_kept:  # the LF ends that line's raw bytes, as in one read
                     self._raw.append(b"\n")
         last = max(data.rfind(b"\n", start), data.rfind(b"\r", start))
         if last < 0:
@@ -112,6 +113,8 @@ class EventStreamParser:
         else:
             block = data[start : last + 1]
         self._held_cr = last == len(data) - 1 and data[last] == _CR
+        # A comment (or a blank line) is no part of the raw event, and neither is its LF.
+        self._held_cr_kept = self._held_cr and _is_kept(_last_line(block))
         messages = self._lines(block)
         with carrying(messages):
             self._grow_tail(data, last + 1)
@@ -221,6 +224,18 @@ class EventStreamParser:
     def _check_size(self, size: int) -> None:
         if size > self._max:
             raise CodecError(ErrorCode.FRAME_TOO_LARGE, f"event above {self._max} bytes")
+
+
+def _last_line(block: bytes) -> bytes:
+    """The last line of ``block``, which ends with a CR, without that CR."""
+    end = len(block) - 1
+    return block[max(block.rfind(b"\n", 0, end), block.rfind(b"\r", 0, end)) + 1 : end]
+
+
+def _is_kept(line: bytes) -> bool:
+    """Does ``_line`` keep this line in the raw event? Field lines only: comments and blank
+    lines are no bytes of the event."""
+    return bool(line) and line[0] != _COLON
 
 
 def _check_utf8(line: bytes) -> None:

@@ -97,10 +97,6 @@ class WebSocketClient:
                 return []
             self._frames.receive_bytes(data)
             return self._read_frames(self._frames)
-        except ParseFailed as exc:  # a frame rule, checked by wsproto's FrameDecoder
-            raise self._die(CodecError(ErrorCode.PROTOCOL_ERROR, str(exc))) from exc
-        except ProtocolError as exc:  # the handshake answer was refused by wsproto
-            raise self._die(CodecError(ErrorCode.PROTOCOL_ERROR, str(exc))) from exc
         except CodecError as exc:
             raise self._die(exc) from None
 
@@ -138,7 +134,12 @@ class WebSocketClient:
             return b""
         head, rest = bytes(self._head[: end.end()]), bytes(self._head[end.end() :])
         self._head.clear()
-        self._handshake.receive_data(head)
+        try:
+            self._handshake.receive_data(head)
+        except ProtocolError as exc:  # the handshake answer was refused by wsproto
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, str(exc)) from exc
+        except UnicodeDecodeError as exc:  # wsproto reads Connection, extensions as ASCII
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, f"handshake header: {exc}") from exc
         for event in self._handshake.events():
             if isinstance(event, AcceptConnection):
                 self._writer = self._handshake.connection
@@ -150,7 +151,7 @@ class WebSocketClient:
         events: list[Event] = []
         with carrying(events):  # once per read, not per frame
             while not self._closed:
-                frame = frames.process_buffer()
+                frame = _next_frame(frames)
                 if frame is None:
                     self._note_header(frames.header)
                     break
@@ -205,6 +206,15 @@ class WebSocketClient:
     def _raise_if_dead(self) -> None:
         if self._error is not None:
             raise self._error
+
+
+def _next_frame(frames: FrameDecoder) -> Frame | None:
+    """The next frame (or piece of one); a broken frame rule as ``CodecError``, raised where the
+    events of the frames before it can still go with it."""
+    try:
+        return frames.process_buffer()
+    except ParseFailed as exc:  # a frame rule, checked by wsproto's FrameDecoder
+        raise CodecError(ErrorCode.PROTOCOL_ERROR, str(exc)) from exc
 
 
 class _MessageInFlight:

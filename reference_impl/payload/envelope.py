@@ -7,13 +7,13 @@ kept raw (``ensure_ascii=False``) so that cuts inside a character are exercised:
     {"frame_type":"chunk","sequence":1,"records":[{"id":"BLI-1",..},..]}     sequences 1..M
     {"frame_type":"trailer","total_records":N,"checksum":"sha256:..","end_token":"EOS_FINALIZED"}
 
-Canonical forms (DESIGN decision 1): ``checksum`` is ``"sha256:"`` + hex SHA-256 over each record
+Canonical forms (design decision 1): ``checksum`` is ``"sha256:"`` + hex SHA-256 over each record
 id in UTF-8 followed by one LF byte, in stream order; ``query_hash`` is ``"sha256:"`` + hex
 SHA-256 of the query text in UTF-8. Both are computed incrementally.
 
 The producer side (``iter_frames``; or ``header_frame``, ``iter_chunks``, ``trailer_frame`` one
 by one) makes frames lazily, holding one chunk at a time. The consumer side, ``EnvelopeVerifier``,
-checks frames as they arrive in O(1) memory and fails closed (DESIGN decision 2):
+checks frames as they arrive in O(1) memory and fails closed (design decision 2):
 
 - ``ERR_ZPARQL_STREAM_TRUNCATED`` is about the end: EOF, RST or timeout before a valid trailer,
   a final frame cut short, or a trailer whose ``end_token`` is not exactly ``EOS_FINALIZED``
@@ -242,7 +242,7 @@ class EnvelopeVerifier:
 
     @property
     def checksum(self) -> str:
-        """The checksum of the ids accepted so far (DESIGN decision 1)."""
+        """The checksum of the ids accepted so far (design decision 1)."""
         return self._digest.checksum
 
     @property

@@ -1,7 +1,7 @@
 """Seed 002's token stream: LLM-style token frames, a completion signal, an optional length hint.
 
 One frame is one framing message of compact UTF-8 JSON (multi-byte characters raw, so cuts land
-inside them). Three producer profiles (DESIGN decision 5), frames in order, ``[..]`` optional:
+inside them). Three producer profiles (design decision 5), frames in order, ``[..]`` optional:
 
 ``openai``: ``[hint] token* finish signal``
     token ``{"choices":[{"index":0,"delta":{"content":TOKEN}}]}``;
@@ -27,7 +27,7 @@ False drops only the signal frame: everything else looks finished, but the produ
 so, which is exactly the case a consumer must not accept (catalogue case 21).
 
 ``TokenTracker`` reads whole frames and fails closed: not UTF-8 -> ``INVALID_UTF8`` (never
-repaired, DESIGN decision 4); not JSON, an unexpected shape, a hint after a token, more tokens
+repaired, design decision 4); not JSON, an unexpected shape, a hint after a token, more tokens
 than the hint, a frame after the signal -> ``MALFORMED_PAYLOAD``; an in-band error event ->
 ``REMOTE_ERROR``. Whether the end was complete is for ``partial_stream_guard`` to judge, from
 ``tracker.state(terminal_safe)``.

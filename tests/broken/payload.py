@@ -11,30 +11,22 @@ from __future__ import annotations
 import hashlib
 import math
 
+from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.errors import CodecError
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing_guard import FramingPolicy, StreamFramingGuard, StreamState
-from reference_impl.payload_sides import Ending, EnvelopeSide, MessagesSide, PayloadSide, TokensSide
+from reference_impl.payload.registry import payload
+from reference_impl.payload_sides import Ending, PayloadSide
 from reference_impl.report import ConsumerReport, Recorded
+from reference_impl.session import FRAMING_MODES
 from tests.broken.contract import Tally, Target
-
-# As in reference_impl.session, which is not imported: it loads every framing codec, and a
-# consumer program that speaks one framing should start fast.
-FRAMING_MODES = {
-    "length-prefixed": "LENGTH_PREFIXED",
-    "grpc": "LENGTH_PREFIXED",
-    "websocket": "LENGTH_PREFIXED",
-    "ndjson": "DELIMITED",
-    "sse": "DELIMITED",
-}
 
 
 def make_side(target: Target) -> PayloadSide:
-    if target.payload == "envelope":
-        return EnvelopeSide()
-    if target.payload == "tokens":
-        return TokensSide(target.profile, accept_partial=False)
-    return MessagesSide()
+    """The reference payload's own check (the registry's), for the target's payload."""
+    return payload(target.payload).side(
+        ConsumerConfig(target.framing, target.payload, target.profile)
+    )
 
 
 class PayloadLayer:

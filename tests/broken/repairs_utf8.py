@@ -3,7 +3,7 @@
 The bug: each read is decoded on its own with ``errors="replace"`` and the text is split into
 lines. A multi-byte character torn across two reads becomes two U+FFFD, and bytes that are not
 UTF-8 at all become U+FFFD too: the consumer hands on text the producer never sent, and never
-says so (seed 002, "mid-token cutting ... which the agent silently repairs"; DESIGN decision 4:
+says so (seed 002, "mid-token cutting ... which the agent silently repairs"; design decision 4:
 invalid UTF-8 is never repaired silently). Lines, CR and blank lines are otherwise handled
 right, and a line cut by the end of the stream is not handed on.
 

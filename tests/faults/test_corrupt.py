@@ -67,3 +67,19 @@ def test_corrupt_rejects_bad_config(config: dict[str, object], field: str) -> No
     config.setdefault("at", Position(offset=0))
     with raises_field(field):
         Corrupt(**config)  # type: ignore[arg-type]
+
+
+def test_corrupt_text_overwrites_in_place() -> None:
+    data = b'{"sequence":3,"records":[]}'
+    fault = Corrupt(at=Position(offset=12), text="4")
+    run = run_fault(fault, chunks(data, 5, 13))
+    assert run.data == b'{"sequence":4,"records":[]}'
+    assert [len(c.data) for c in run.items if isinstance(c, Chunk)] == [5, 8, 14]
+    assert run.entries == [("corrupt", 12, "1 bytes = '4'")]
+
+
+def test_corrupt_text_rules() -> None:
+    with raises_field("text"):
+        Corrupt(at=Position(offset=0), text="ab", value=1)
+    with raises_field("count_bytes"):
+        Corrupt(at=Position(offset=0), text="ab", count_bytes=3)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 from hypothesis import given, settings
 
@@ -78,6 +80,6 @@ def test_split_output_does_not_depend_on_input_chunking(cuts: list[int]) -> None
 
 
 @pytest.mark.parametrize("fields", [{}, {"offset": -1}, {"offset": 1, "frame": 1}])
-def test_split_rejects_a_bad_position(fields: dict[str, int]) -> None:
+def test_split_rejects_a_bad_position(fields: dict[str, Any]) -> None:
     with pytest.raises(FieldError):
         Split(at=Position(**fields))

@@ -9,14 +9,14 @@ import pytest
 from h2.config import H2Configuration
 from h2.connection import H2Connection
 from h2.errors import ErrorCodes
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions, grpc, make_client
 from reference_impl.framing.base import ClientCodec, ServerCodec
-from tests.wire import bytewise, decode, decode_error, produce_wire, split_at
+from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
 
 NAME = "grpc"
 OK = StreamEnd(True, "grpc-status 0")
@@ -106,7 +106,7 @@ def test_whole_and_bytewise_input_give_the_same_events() -> None:
     assert decode(NAME, bytewise(wire)) == [*MESSAGES, OK]
 
 
-@settings(max_examples=100, deadline=None)
+@examples(100)
 @given(
     st.lists(st.binary(max_size=40).map(Message), max_size=6),
     st.lists(st.integers(min_value=0, max_value=500), max_size=12),

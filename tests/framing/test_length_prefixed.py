@@ -3,14 +3,14 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message
 from reference_impl.framing import FramingOptions, length_prefixed
 from reference_impl.framing.base import ClientCodec, ServerCodec
-from tests.wire import bytewise, decode, decode_error, produce_wire, split_at
+from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
 
 NAME = "length-prefixed"
 SMALL = FramingOptions(max_message_bytes=10)
@@ -45,7 +45,7 @@ def test_whole_and_bytewise_input_give_the_same_messages() -> None:
     assert decode(NAME, bytewise(wire)) == MESSAGES
 
 
-@settings(max_examples=150)
+@examples(150)
 @given(
     st.lists(st.binary(max_size=40).map(Message), max_size=8),
     st.lists(st.integers(min_value=0, max_value=400), max_size=12),

@@ -4,14 +4,14 @@ close-delimited ends at every cut offset, handshake errors, and split invariance
 from __future__ import annotations
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions
 from reference_impl.framing.sse import SseClient, SseServer
-from tests.wire import bytewise, decode, decode_error, produce_wire, split_at
+from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
 
 CHUNKED = FramingOptions(sse_body="chunked")
 CLOSE = FramingOptions(sse_body="close")
@@ -168,7 +168,7 @@ def test_round_trip_whole_and_bytewise(options: FramingOptions, end: list[Event]
     assert decode("sse", bytewise(wire), options=options) == RECEIVED + end
 
 
-@settings(max_examples=60, deadline=None)
+@examples(60)
 @given(
     st.lists(st.binary(max_size=40).map(lambda b: b.replace(b"\r", b"")), max_size=6),
     st.lists(st.integers(0, 2000), max_size=10),

@@ -7,14 +7,14 @@ import os
 from collections.abc import Iterable, Iterator
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions, make_client, websocket
 from reference_impl.framing.base import ClientCodec, ServerCodec
-from tests.wire import bytewise, decode, decode_error, produce_wire, split_at
+from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
 
 NAME = "websocket"
 # RFC 6455 section 1.3's sample key and the answer it implies.
@@ -167,7 +167,7 @@ def test_whole_and_bytewise_input_give_the_same_events(fragment: int, text: bool
     assert decode(NAME, bytewise(wire)) == expected
 
 
-@settings(max_examples=120, deadline=None)
+@examples(120)
 @given(
     st.lists(st.text(max_size=12).map(lambda t: Message(t.encode())), max_size=6),
     st.integers(min_value=0, max_value=4),

@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from dataclasses import replace
 
 import pytest
 
-from harness.judging.judge import Check, DeclaredFault, Judgement, Observation, judge
-from harness.judging.timeline import Timeline
+from harness.judging.judge import DeclaredFault, Judgement, Observation, judge
+from harness.judging.results import Check, Outcome
+from harness.judging.timeline import HowEnded, Timeline
 from harness.scenario import CountRange, Expect
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport
 
@@ -80,7 +82,7 @@ def observe(
 
 def test_pass_with_every_check() -> None:
     assert judge(EXPECT_VERIFIED, observe(report())) == Judgement(
-        "pass",
+        Outcome.PASS,
         "RESULT_VERIFIED, complete=True, 3 accepted",
         (
             Check("I1", True, "3 accepted messages all byte-identical and in order"),
@@ -177,17 +179,18 @@ def test_any_of_matches_the_error_code_too() -> None:
     [
         (
             [M1, digest("m2m3")],  # two messages fused into one
-            f"I1: connection 1: accepted message 2 (sha256 {digest('m2m3')[:12]}) is never sent",
+            f"I1: connection 1: accepted message 2 (2 B, sha256 {digest('m2m3')[:12]}) is never "
+            f"sent; the producer sent sha256 {M2[:12]} there",
         ),
         (
             [M1, M1],
-            f"I1: connection 1: accepted message 2 (sha256 {M1[:12]}) is a duplicate or out of "
-            "order",
+            f"I1: connection 1: accepted message 2 (2 B, sha256 {M1[:12]}) is a duplicate or out "
+            f"of order; the producer sent sha256 {M2[:12]} there",
         ),
         (
             [M2, M1],
-            f"I1: connection 1: accepted message 2 (sha256 {M1[:12]}) is a duplicate or out of "
-            "order",
+            f"I1: connection 1: accepted message 2 (2 B, sha256 {M1[:12]}) is a duplicate or out "
+            f"of order; the producer sent sha256 {M3[:12]} there",
         ),
     ],
 )
@@ -234,10 +237,13 @@ def test_violation_i3_stale_bytes_after_a_reconnect() -> None:
         [(M1, 1), (stale, 2)], verdict="DISCARD_AND_RESET", complete=False, connections=2
     )
     result = judge(Expect(complete=False), observe(consumer, sent=(SENT, SENT)))
-    problem = f"connection 2: accepted message 1 (sha256 {stale[:12]}) is never sent"
+    problem = (
+        f"connection 2: accepted message 1 (2 B, sha256 {stale[:12]}) is never sent; "
+        f"the producer sent sha256 {M1[:12]} there"
+    )
     assert (result.outcome, result.diagnosis) == (
         "violation",
-        f"I1: {problem}; I3: {problem} after a reconnect",
+        f"I1: {problem}; I3: {problem} (after a reconnect)",
     )
 
 
@@ -262,7 +268,7 @@ def test_violation_i6_the_producer_held_too_much() -> None:
 def test_no_verdict(problem: str, diagnosis: str) -> None:
     result = judge(EXPECT_VERIFIED, observe(None, problem=problem))
     assert result == Judgement(
-        "no_verdict",
+        Outcome.NO_VERDICT,
         diagnosis,
         (
             Check("I4", False, problem or "no report"),
@@ -319,7 +325,7 @@ def test_inconclusive_when_a_read_boundary_was_not_observed() -> None:
 def test_error_is_the_harness_error_alone() -> None:
     obs = observe(report(), harness_error="faults[0].at: frame: the stream has 6 frames, not 9")
     assert judge(EXPECT_VERIFIED, obs) == Judgement(
-        "error", "faults[0].at: frame: the stream has 6 frames, not 9"
+        Outcome.ERROR, "faults[0].at: frame: the stream has 6 frames, not 9"
     )
 
 
@@ -348,7 +354,39 @@ def test_violation_beats_fail_and_lists_every_broken_invariant() -> None:
     result = judge(Expect(verdict=TRUNCATED, complete=True), observe(FUSED, max_held=9))
     fused = digest("fused")[:12]
     assert result.diagnosis == (
-        f"I1: connection 1: accepted message 1 (sha256 {fused}) is never sent; "
-        "I6: producer held at most 9 messages (bound 3)"
+        f"I1: connection 1: accepted message 1 (2 B, sha256 {fused}) is never sent; "
+        f"the producer sent sha256 {M1[:12]} there; I6: producer held at most 9 messages (bound 3)"
     )
     assert result.checks[-1].ok is False
+
+
+def test_every_violation_is_listed_per_connection_with_what_was_sent_there() -> None:
+    """A consumer that gets every message wrong on both connections: each one is named, with
+    previews of what it accepted and of what the producer sent at that place."""
+    bad = [
+        Accepted(digest(f"x{i}"), 2, connection, f"x{i}") for connection in (1, 2) for i in (1, 2)
+    ]
+    consumer = replace(report(verdict="MESSAGE_COMPLETE", complete=False), accepted=tuple(bad))
+    obs = replace(observe(consumer, sent=(SENT, SENT)), previews={M1: "m1", M2: "m2", M3: "m3"})
+    result = judge(Expect(complete=False), obs)
+    lines = [
+        f"connection {c}: accepted message {i} ('x{i}', 2 B, sha256 {digest(f'x{i}')[:12]}) is "
+        f"never sent; the producer sent 'm1' (sha256 {M1[:12]}) there"
+        for c in (1, 2)
+        for i in (1, 2)
+    ]
+    assert result.checks[0] == Check("I1", False, "; ".join(lines))
+    assert result.checks[2] == Check("I3", False, "; ".join(lines[2:]) + " (after a reconnect)")
+
+
+def test_a_report_without_connections_is_judged_by_the_proxy_s_connections() -> None:
+    """``connections`` is optional: a consumer that reconnected but did not list them is
+    judged on its last connection all the same (the proxy saw two)."""
+    line = timeline(("reconnect", 1, 50))
+    line.ended(0.0, 2, "downstream", HowEnded.EOF, 100)
+    consumer = replace(report([(M1, 2), (M2, 2), (M3, 2)]), connections=())
+    obs = replace(
+        observe(consumer, line=line, sent=(SENT[:1], SENT)),
+        declared=(DeclaredFault("reconnect", 1, "downstream"),),
+    )
+    assert judge(EXPECT_VERIFIED, obs).outcome == "pass"

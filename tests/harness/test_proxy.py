@@ -22,7 +22,7 @@ from harness.faults import (
 )
 from harness.faults.position import Position
 from harness.proxy.drain import proc_key, wait_drained
-from harness.proxy.server import reset
+from harness.proxy.sockio import reset
 from tests.harness.conftest import (
     LOOPBACK,
     TEXTS,

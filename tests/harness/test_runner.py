@@ -13,11 +13,12 @@ import time
 
 import pytest
 
-from harness.running.external import command_for
 from harness.judging.results import CaseResult
 from harness.link.reference import prepared_link
+from harness.running.external import command_for
 from harness.running.runner import run_case
 from harness.scenario import Case, load_text
+from reference_impl.report import MAX_DETAIL_CHARS
 from tests.harness.conftest import PROGRAMS, PYTHON, fault_facts, one_case
 
 ENVELOPE_SSE = "{framing: sse, payload: envelope, envelope: {records: 20, chunk_records: 5}}"
@@ -141,21 +142,29 @@ async def test_a_length_fault_on_a_framing_without_lengths_is_an_error() -> None
     )
 
 
+#: a consumer program that says something on stderr, then hangs (the program under test)
+HANGS = (
+    "import sys, time; print('importing a slow client library', file=sys.stderr, flush=True); "
+    "time.sleep(60)"
+)
+
+
 async def test_a_hung_consumer_program_is_no_verdict_at_the_deadline() -> None:
     case = scenario(
         ENVELOPE_SSE,
         "{verdict: RESULT_VERIFIED}",
-        command=[PYTHON, "-c", "import time; time.sleep(60)"],
-        extra="deadline_ms: 1500\n",
+        command=[PYTHON, "-c", HANGS],
+        extra="deadline_ms: 4000\n",
     )
     started = time.monotonic()
     result = await run_case(case)
     elapsed = time.monotonic() - started
     assert (result.outcome, result.diagnosis) == (
         "no_verdict",
-        "I4: no verdict: no verdict within the case deadline (1500 ms)",
+        "I4: no verdict: no verdict within the case deadline (4000 ms); killed; "
+        "stderr: 'importing a slow client library'",
     )
-    assert 1.5 <= elapsed < 2.5  # killed at the deadline, not waited for
+    assert 4.0 <= elapsed < 7.0  # killed at the deadline, not waited for (60 s)
 
 
 async def test_a_crashing_consumer_program_is_no_verdict_with_its_exit_status() -> None:
@@ -334,3 +343,16 @@ async def test_a_seed_replays_the_same_random_faults() -> None:
     mine, mine_again = await run_case(case), await run_case(case)
     assert mine.seed == mine_again.seed == case.seed
     assert _slices(mine) == _slices(mine_again)
+
+
+async def test_an_oversized_report_is_cut_before_it_reaches_the_judge_and_the_reports() -> None:
+    huge = (
+        "import json; print(json.dumps({'verdict': 'ERR_ZPARQL_STREAM_TRUNCATED', "
+        "'complete': False, 'detail': 'x' * 3_000_000}))"
+    )
+    case = scenario(ENVELOPE_SSE, "{complete: false}", command=[PYTHON, "-c", huge])
+    result = await run_case(case)
+    assert result.report is not None
+    assert len(result.report.detail) == MAX_DETAIL_CHARS + 1
+    i1 = next(check for check in result.checks if check.name == "I1")
+    assert i1.evidence.endswith(f"(detail cut to {MAX_DETAIL_CHARS} of 3000000 characters)")

@@ -8,7 +8,7 @@ import json
 import sys
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from reference_impl.errors import CodecError, ErrorCode
@@ -26,6 +26,7 @@ from reference_impl.payload.envelope import (
     iter_messages,
     trailer_frame,
 )
+from tests.wire import examples
 
 TRUNCATED = ErrorCode.ERR_ZPARQL_STREAM_TRUNCATED
 MISMATCH = ErrorCode.ERR_ZPARQL_STREAM_CHECKSUM_MISMATCH
@@ -466,7 +467,7 @@ def test_verifier_state_is_constant_size_over_100k_records() -> None:
 streams = st.builds(frames_of, st.integers(0, 60), st.integers(1, 12))
 
 
-@settings(max_examples=150)
+@examples(150)
 @given(frames=streams, data=st.data())
 def test_any_single_frame_drop_duplicate_or_swap_is_rejected(
     frames: list[bytes], data: st.DataObject
@@ -487,7 +488,7 @@ def test_any_single_frame_drop_duplicate_or_swap_is_rejected(
     assert run(faulty) == expected
 
 
-@settings(max_examples=100)
+@examples(100)
 @given(frames=streams, data=st.data())
 def test_any_prefix_then_eof_is_truncated(frames: list[bytes], data: st.DataObject) -> None:
     keep = data.draw(st.integers(0, len(frames) - 1))

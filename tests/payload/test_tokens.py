@@ -6,7 +6,7 @@ import hashlib
 import json
 
 import pytest
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from reference_impl.errors import CodecError, ErrorCode
@@ -25,6 +25,7 @@ from reference_impl.payload.tokens import (
     default_tokens,
     iter_messages,
 )
+from tests.wire import examples
 
 V = PartialStreamVerdict
 TOKENS = ("Hi", " café", " 🚀", " 流式", ".")
@@ -189,7 +190,7 @@ def test_truncation_after_k_tokens(profile: str, advertise: bool, k: int) -> Non
 
 
 def test_cut_inside_a_character_at_the_tail_is_mid_token() -> None:
-    # DESIGN decision 4: invalid UTF-8 at the tail of a cut stream is PARTIAL_MID_TOKEN.
+    # design decision 4: invalid UTF-8 at the tail of a cut stream is PARTIAL_MID_TOKEN.
     frames = messages("openai")
     rocket = frames[2].data  # " 🚀"
     assert b"\xf0\x9f\x9a\x80" in rocket
@@ -409,7 +410,7 @@ specs = st.builds(
 )
 
 
-@settings(max_examples=150)
+@examples(150)
 @given(spec=specs, data=st.data())
 def test_no_prefix_without_the_signal_is_complete_explicit(
     spec: TokenStreamSpec, data: st.DataObject
@@ -428,7 +429,7 @@ def test_no_prefix_without_the_signal_is_complete_explicit(
                 assert tracker.received_tokens == len(spec.tokens)
 
 
-@settings(max_examples=100)
+@examples(100)
 @given(spec=specs)
 def test_whole_stream_round_trips_the_text(spec: TokenStreamSpec) -> None:
     tracker = track(spec.profile, list(iter_messages(spec)))
@@ -437,7 +438,7 @@ def test_whole_stream_round_trips_the_text(spec: TokenStreamSpec) -> None:
     assert tracker.completion_signal_present is spec.send_completion
 
 
-@settings(max_examples=150)
+@examples(150)
 @given(spec=specs, data=st.data())
 def test_every_proper_prefix_of_a_frame_is_a_cut(
     spec: TokenStreamSpec, data: st.DataObject

@@ -5,19 +5,15 @@ from __future__ import annotations
 import dataclasses
 import xml.etree.ElementTree as ET
 from collections.abc import Sequence
+from typing import Any
 
 import pytest
 
 from harness.judging.results import CaseResult
 from harness.judging.timeline import Timeline
-from harness.reports.drawing import (
-    LANE_W,
-    LANE_X,
-    StripCell,
-    sweep_svg,
-    timeline_svg,
-    verdict_classes,
-)
+from harness.reports import shapes
+from harness.reports.drawing import LANE_W, LANE_X, timeline_drawing, timeline_svg
+from harness.reports.strip import STRIP_MAX_W, StripCell, strip_width, sweep_svg, verdict_classes
 from tests.reports.conftest import by_name
 
 SVG = "{http://www.w3.org/2000/svg}"
@@ -87,22 +83,58 @@ def test_text_is_escaped(results: Sequence[CaseResult]) -> None:
     assert parse(markup).get("aria-label") == 'wire timeline of x"><script>alert(1)</script>'
 
 
-def test_sweep_strip_links_each_case_in_order() -> None:
+def test_sweep_strip_draws_runs_and_tells_the_page_its_scenario() -> None:
     cells = [
-        StripCell("case-3", "offset=0", "A", "pass"),
-        StripCell("case-4", "offset=5", "B", "fail"),
-        StripCell("case-5", "offset=10", "A", "pass"),
-        StripCell("case-6", "offset=15", "-", "no_verdict"),
+        StripCell("offset=0", "A", "pass"),
+        StripCell("offset=5", "A", "pass"),
+        StripCell("offset=10", "B", "fail"),
+        StripCell("offset=15", "-", "no_verdict"),
     ]
     assert verdict_classes(cells) == {"A": "v0", "B": "v1", "-": "v-none"}
-    svg = parse(sweep_svg(cells, "offset"))
-    links = list(svg.iter(f"{SVG}a"))
-    assert [a.get("href") for a in links] == ["#case-3", "#case-4", "#case-5", "#case-6"]
-    assert [a.findtext(f"{SVG}g/{SVG}title") for a in links][1] == "offset=5 → B (fail)"
+    svg = parse(sweep_svg(cells, "offset", 7))
+    assert (svg.get("data-scenario"), svg.get("data-column")) == ("7", str(STRIP_MAX_W))
+    runs = [(r.get("class"), r.get("x"), r.get("width")) for r in svg.iter(f"{SVG}rect")]
+    w = float(STRIP_MAX_W)
+    assert [(c, float(x or 0), float(width or 0)) for c, x, width in runs] == [
+        ("v0", 0, 2 * w),
+        ("v1", 2 * w, w),
+        ("v-none", 3 * w, w),
+        ("o-pass", 0, 2 * w),
+        ("o-fail", 2 * w, w),
+        ("o-no_verdict", 3 * w, w),
+    ]
     assert [t.text for t in svg.iter(f"{SVG}text")] == ["offset=0 … offset=15"]
-    many = [StripCell(f"case-{i}", f"offset={i}", "A", "pass") for i in range(100)]
-    texts = [t.text for t in parse(sweep_svg(many, "offset")).iter(f"{SVG}text")]
-    assert texts == ["offset=0", "offset=99"]
+    many = [StripCell(f"offset={i}", "A", "pass") for i in range(100)]
+    wide = parse(sweep_svg(many, "offset", 0))
+    assert [t.text for t in wide.iter(f"{SVG}text")] == ["offset=0", "offset=99"]
+
+
+def test_a_strip_of_thousands_of_cases_stays_a_few_shapes() -> None:
+    cells = [StripCell(f"offset={i}", "A" if i < 3000 else "B", "pass") for i in range(5000)]
+    svg = parse(sweep_svg(cells, "offset", 0))
+    assert len(list(svg.iter(f"{SVG}rect"))) == 3
+    assert svg.get("data-column") == str(strip_width(5000)) == "3"
+
+
+def test_data_and_markup_are_the_same_picture(results: Sequence[CaseResult]) -> None:
+    """What detail.js builds from the data is what the page's own SVG shows."""
+    kinds = {"r": "rect", "t": "text", "p": "path", "l": "line", "g": "g"}
+
+    def tags(items: list[Any]) -> list[str]:
+        out = []
+        for item in items:
+            out.append(kinds[item[0]])
+            if item[0] == "g":
+                out += tags(item[3])
+        return out
+
+    for result in results:
+        drawing = timeline_drawing(result)
+        svg = parse(shapes.svg(drawing))
+        drawn = [e.tag.removeprefix(SVG) for e in svg.iter() if e is not svg]
+        assert [t for t in drawn if t != "title"] == tags(shapes.data(drawing)["items"])
+        titles = [e.text for e in svg.iter(f"{SVG}title")]
+        assert len(titles) == sum(1 for t in drawn if t == "title")
 
 
 def test_a_fault_applied_thousands_of_times_stays_readable(results: Sequence[CaseResult]) -> None:

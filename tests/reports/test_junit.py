@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import xmlschema
 
-from harness.judging.results import CaseResult
+from harness.judging.results import GRADES, CaseResult, Outcome, Target
 from harness.reports.junit import junit_xml, xml_text
 from tests.reports.conftest import by_name
 
@@ -75,10 +75,38 @@ def test_text_xml_cannot_hold_is_replaced(
     results: Sequence[CaseResult], junit_schema: xmlschema.XMLSchema
 ) -> None:
     hostile = dataclasses.replace(results[0], diagnosis="exit 3: \x00\x1b[31mred\x1b[0m </x>")
-    hostile = dataclasses.replace(hostile, outcome="error")
+    hostile = dataclasses.replace(hostile, outcome=Outcome.ERROR)
     document = junit_xml([hostile], pcaps={}, elapsed_s=0.5, timestamp="2025-01-02T03:04:05")
     junit_schema.validate(document.decode("utf-8"))
     problem = ET.fromstring(document).find("testsuite/testcase/error")
     assert problem is not None
     assert problem.get("message") == "exit 3: \ufffd\ufffd[31mred\ufffd[0m </x>"
     assert xml_text("a\tb\nc\r\ud800") == "a\tb\nc\r\ufffd"
+
+
+def test_a_foreign_consumer_fails_only_on_a_failed_grade(
+    results: Sequence[CaseResult], junit_schema: xmlschema.XMLSchema
+) -> None:
+    """A consumer other than the reference one: a ``failed`` grade is a failure, the other
+    grades pass, each with a ``grade`` property (docs/grades.md)."""
+    base = next(r for r in results if r.outcome is Outcome.FAIL)
+    foreign = Target(consumer=("my-consumer",))
+    graded = [
+        dataclasses.replace(base, case_id=f"g::{g}", target=foreign, grade=g) for g in GRADES
+    ]
+    xml = junit_xml(graded, pcaps={}, elapsed_s=1.0, timestamp="2026-12-01T00:00:00")
+    junit_schema.validate(xml.decode())
+    cases = ET.fromstring(xml).iter("testcase")
+    seen = {
+        case.get("name"): (
+            [child.tag for child in case if child.tag in ("failure", "error")],
+            [p.get("value") for p in case.iterfind("properties/property")],
+        )
+        for case in cases
+    }
+    assert seen == {
+        "strict": ([], ["strict"]),
+        "non-strict": ([], ["non-strict"]),
+        "failed": (["failure"], ["failed"]),
+        "informational": ([], ["informational"]),
+    }

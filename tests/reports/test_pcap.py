@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from harness.judging.results import CaseResult
-from harness.judging.timeline import Timeline
+from harness.judging.timeline import HowEnded, Timeline
 from harness.reports.pcap import MSS, Frames, case_packets, endpoints, write_pcap
 from tests.reports.conftest import DATA, by_name, tool
 
@@ -77,9 +77,9 @@ def _timeline() -> Timeline:
     timeline.wrote(0.001, 1, "upstream", b"GET / HTTP/1.1\r\n\r\n")
     timeline.wrote(0.002, 1, "downstream", bytes(range(256)) * 600)  # 153,600 B, capped
     timeline.wrote(0.003, 1, "downstream", b"tail")
-    timeline.ended(0.004, 1, "downstream", "peer-rst", 153_604)
+    timeline.ended(0.004, 1, "downstream", HowEnded.PEER_RST, 153_604)
     timeline.wrote(0.010, 2, "downstream", b"second connection\n")
-    timeline.ended(0.011, 2, "downstream", "eof", 18)
+    timeline.ended(0.011, 2, "downstream", HowEnded.EOF, 18)
     return timeline
 
 
@@ -105,7 +105,7 @@ def test_writes_past_the_segment_limit_are_still_captured(tmp_path: Path) -> Non
     timeline = Timeline(max_segments=2)
     for i in range(5):
         timeline.wrote(i / 1000, 1, "downstream", f"message {i}\n".encode())
-    timeline.ended(0.006, 1, "downstream", "eof", 50)
+    timeline.ended(0.006, 1, "downstream", HowEnded.EOF, 50)
     assert timeline.segments_dropped == 3
     path = tmp_path / "dropped.pcap"
     write_pcap(timeline, path)
@@ -117,7 +117,7 @@ def test_writes_past_the_segment_limit_are_still_captured(tmp_path: Path) -> Non
 def test_handshake_order_and_sequence_numbers() -> None:
     timeline = Timeline()
     timeline.wrote(0.5, 1, "upstream", b"hello")
-    timeline.ended(0.6, 1, "upstream", "half", 5)
+    timeline.ended(0.6, 1, "upstream", HowEnded.HALF, 5)
     flags = [p.frame[47] for p in case_packets(timeline)]
     syn, ack, psh, fin = 0x02, 0x10, 0x08, 0x01
     # the proxy opened the leg to the producer: SYN, SYN-ACK, ACK, data, FIN, ACK
@@ -145,7 +145,7 @@ def test_scapy_is_imported_only_for_pcaps(tmp_path: Path) -> None:
 def test_a_capped_leg_is_flagged_as_incomplete(tmp_path: Path) -> None:
     timeline = Timeline(max_bytes_per_leg=100)
     timeline.wrote(0.1, 1, "downstream", b"x" * 150)
-    timeline.ended(0.2, 1, "downstream", "eof", 150)
+    timeline.ended(0.2, 1, "downstream", HowEnded.EOF, 150)
     path = tmp_path / "capped.pcap"
     write_pcap(timeline, path)
     rows = tshark_fields(path, "tcp.flags.str", "tcp.seq", "tcp.analysis.lost_segment")

@@ -44,6 +44,7 @@ def test_run_facts(document: dict[str, Any]) -> None:
     assert document["command"] == list(COMMAND)
     assert document["elapsed_s"] == 1.25
     assert document["pcap"] == "all"
+    assert document["detail"] == "failing"
     assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ", document["created"])
 
 
@@ -67,9 +68,15 @@ def test_each_case_is_its_result(document: dict[str, Any], results: Sequence[Cas
         assert record["outcome"] == result.outcome
         assert record["diagnosis"] == result.diagnosis
         assert [c["name"] for c in record["checks"]] == [c.name for c in result.checks]
-        assert len(record["timeline"]["segments"]) == len(result.timeline.segments)
-        # --pcap all: every case that reached the proxy (the harness error never did)
-        assert (record["pcap"] is None) == (result.outcome == "error")
+        segments = record["timeline"]["segments"]
+        if result.passed:  # detail="failing": no segments, but faults, ends and legs
+            assert segments is None
+            assert len(record["timeline"]["ends"]) == len(result.timeline.ends)
+        else:
+            assert len(segments) == len(result.timeline.segments)
+        # --pcap all: every case that reached the proxy (the harness error never did; nor
+        # does the hung case on a machine so loaded that its deadline passes first)
+        assert (record["pcap"] is None) == (not result.timeline.legs)
 
 
 def test_a_failing_case_in_detail(document: dict[str, Any], results: Sequence[CaseResult]) -> None:
@@ -90,6 +97,19 @@ def test_a_failing_case_in_detail(document: dict[str, Any], results: Sequence[Ca
         "downstream",
         "fin",
     )
+
+
+def test_detail_all_lists_every_segment(results: Sequence[CaseResult]) -> None:
+    run = results_json.RunInfo(("tearline",), "2025-01-01T00:00:00Z", 1.0, "none", "test")
+    written = results_json.dumps(results_json.results_document(results, run, {}, "all"))
+    document = json.loads(written)
+    jsonschema.Draft202012Validator(schema()).validate(document)
+    assert document["detail"] == "all"
+    listed = [len(c["timeline"]["segments"]) for c in document["cases"]]
+    assert listed == [len(r.timeline.segments) for r in results]
+    assert sum(listed) > 0
+    with pytest.raises(ValueError, match="detail"):
+        results_json.results_document(results, run, {}, "some")
 
 
 def test_sweep_params_and_missing_reports(document: dict[str, Any]) -> None:

@@ -13,6 +13,7 @@ from harness.cli import main
 from harness.judging.results import CaseResult
 from harness.reports.writer import pcap_name, preload, write_pcaps, write_reports
 from tests.reports.conftest import MIXED
+from tests.reports.synthetic import synthetic_results
 
 
 def test_tearline_run_writes_every_report(
@@ -24,6 +25,7 @@ def test_tearline_run_writes_every_report(
     printed = capsys.readouterr().out
     assert "reports:" in printed and str(out) in printed  # rich may wrap the line
     assert sorted(p.name for p in out.iterdir()) == [
+        "details",
         "index.html",
         "junit.xml",
         "pcaps",
@@ -43,9 +45,8 @@ def test_pcap_modes(results: Sequence[CaseResult], tmp_path: Path) -> None:
     assert not (tmp_path / "none").exists()
     failing = write_pcaps(results, tmp_path / "failing", "failing", 0.0)
     # every case that did not pass and reached the proxy (the harness error did not)
-    assert sorted(failing) == [
-        i for i, r in enumerate(results) if r.outcome not in ("pass", "error")
-    ]
+    assert sorted(failing) == [i for i, r in enumerate(results) if not r.passed and r.timeline.legs]
+    assert 5 in failing  # the inconclusive case, at least, reached it
     assert all((tmp_path / "failing" / name).is_file() for name in failing.values())
     with pytest.raises(ValueError, match="pcap"):
         write_pcaps(results, tmp_path, "some", 0.0)
@@ -67,6 +68,19 @@ def test_reports_into_an_existing_folder(results: Sequence[CaseResult], tmp_path
     assert json.loads((tmp_path / "results.json").read_text("utf-8"))["totals"]["cases"] == 2
 
 
+def test_detail_modes_and_stale_detail_files(tmp_path: Path) -> None:
+    many = synthetic_results(250)
+    write_reports(many, str(tmp_path), pcap="none", elapsed_s=0.1, command=["x"], detail="all")
+    assert len(list((tmp_path / "details").iterdir())) == 4  # the index and three chunks
+    document = json.loads((tmp_path / "results.json").read_text("utf-8"))
+    assert document["detail"] == "all"
+    assert all(c["timeline"]["segments"] is not None for c in document["cases"])
+    write_reports(many[:2], str(tmp_path), pcap="none", elapsed_s=0.1, command=["x"])
+    assert sorted(p.name for p in (tmp_path / "details").iterdir()) == ["0000.js", "cases.js"]
+    with pytest.raises(ValueError, match="detail"):
+        write_reports(many, str(tmp_path), pcap="none", elapsed_s=0, command=[], detail="x")
+
+
 def test_a_report_that_cannot_be_written_raises(
     results: Sequence[CaseResult], tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -79,6 +93,5 @@ def test_a_report_that_cannot_be_written_raises(
 
 def test_preload_imports_what_the_reports_need() -> None:
     preload()
-    assert {"scapy.utils", "jinja2", "harness.reports.html", "harness.reports.junit"} <= set(
-        sys.modules
-    )
+    wanted = {"scapy.utils", "jinja2", "harness.reports.html", "harness.reports.details"}
+    assert wanted | {"harness.reports.junit"} <= set(sys.modules)

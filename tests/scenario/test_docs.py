@@ -58,5 +58,5 @@ def test_every_payload_has_a_complete_example() -> None:
 def test_the_examples_load_with_the_real_faults_and_expand(text: str) -> None:
     scenarios = load_text(text, "docs/example.yaml")
     for scenario in scenarios:
-        assert expand(scenario, lambda _: FixedShape(100))
+        assert expand(scenario, lambda _: FixedShape(100, 10))
     assert SCHEMA.is_valid(yaml.safe_load(text))

@@ -15,7 +15,7 @@ from typing import ClassVar, Literal
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
 from harness.faults.position import Position
-from harness.scenario import Scenario, ScenarioError, load_text
+from harness.scenario import Scenario, ScenarioError, SchemaIssue, load_text
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -104,3 +104,39 @@ description: The smallest valid scenario.
 link: {framing: ndjson, payload: messages}
 expect: {verdict: MESSAGE_COMPLETE}
 """
+
+
+#: Longest rendered issue the fuzz tests accept (file name included; theirs are short).
+MAX_ISSUE_CHARS = 300
+#: How messages at line 0 begin: the file has no line to point at, and they say why.
+WHOLE_FILE_REASONS = (
+    "empty file",
+    "no such file",
+    "a dangling symbolic link",
+    "a directory",
+    "a named pipe",
+    "a character device",
+    "a block device",
+    "a socket",
+    "not a regular file",
+    "cannot read",
+    "cannot list",
+    "no .yaml or .yml files",
+)
+
+
+def malformed(found: list[SchemaIssue], file: str, lines: int) -> list[str]:
+    """What is wrong with the issues of a file of ``lines`` lines: each must name the file,
+    point at a line that exists (or at 0 with a reason), be one line and short."""
+    problems = []
+    for issue in found:
+        text = str(issue)
+        if issue.file != file:
+            problems.append(f"names another file: {text}")
+        if issue.line == 0 and not issue.message.startswith(WHOLE_FILE_REASONS):
+            problems.append(f"line 0 without a reason: {text}")
+        if not 0 <= issue.line <= lines + 1:  # +1: an error at the end of the last line
+            problems.append(f"line {issue.line} of {lines}: {text}")
+        if len(text) > MAX_ISSUE_CHARS or not text.isprintable():
+            problems.append(f"not one short line ({len(text)} chars): {text[:400]!r}")
+    return problems

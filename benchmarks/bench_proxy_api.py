@@ -1,0 +1,216 @@
+"""tearline's Toxiproxy API next to the real toxiproxy-server, in the same run.
+
+Run with ``python -m benchmarks.bench_proxy_api`` (``--mib 64 --rounds 1`` for a quick look).
+Both servers run as their own processes on loopback; the same client drives both, in
+interleaved rounds, and the table gives medians and tearline / Toxiproxy ratios:
+
+- ``api call``: one toxic added, updated and deleted over a keep-alive HTTP connection (the
+  time of one call).
+- ``throughput, no toxic`` and ``throughput, latency 0``: the upstream sends ``--mib`` MiB and
+  closes; the client reads to EOF (MiB/s). A toxic of 0 ms makes tearline run its chain of
+  stages instead of its copy loop.
+- ``latency 50 ms``: a 100-byte ping-pong through a ``latency`` toxic of 50 ms (median round
+  trip, and how far it is from 50 ms).
+
+The real server is ``../shared/anchors/toxiproxy/toxiproxy-server`` (``--toxiproxy PATH``);
+without it only tearline's column is printed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import http.client
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+MIB = 1024 * 1024
+BLOCK = 4 * MIB
+LOOPBACK = "127.0.0.1"
+ROOT = Path(__file__).resolve().parents[1]
+TOXIPROXY = ROOT.parent / "shared" / "anchors" / "toxiproxy" / "toxiproxy-server"
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind((LOOPBACK, 0))
+        return int(sock.getsockname()[1])
+
+
+def wait_port(port: int, timeout_s: float = 15.0) -> None:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        with contextlib.suppress(OSError), socket.create_connection((LOOPBACK, port), 0.2):
+            return
+        time.sleep(0.05)
+    raise RuntimeError(f"nothing listens on {port}")
+
+
+@contextlib.contextmanager
+def server(kind: str, toxiproxy: Path) -> Iterator[int]:
+    port = free_port()
+    if kind == "tearline":
+        command = [sys.executable, "-m", "harness.cli", "proxy", "--api", f"{LOOPBACK}:{port}"]
+    else:
+        command = [str(toxiproxy), "-host", LOOPBACK, "-port", str(port)]
+    process = subprocess.Popen(
+        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_port(port)
+        yield port
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
+class Api:
+    def __init__(self, port: int) -> None:
+        self.connection = http.client.HTTPConnection(LOOPBACK, port, timeout=30)
+
+    def call(self, method: str, path: str, body: object = None) -> tuple[int, bytes]:
+        raw = None if body is None else json.dumps(body).encode()
+        headers = {"Content-Type": "application/json"}
+        self.connection.request(method, path, body=raw, headers=headers)
+        response = self.connection.getresponse()
+        return response.status, response.read()
+
+
+# -- upstreams (threads in this process) -----------------------------------------------------
+def serve_forever(handler: Callable[[socket.socket], None]) -> int:
+    listener = socket.create_server((LOOPBACK, 0))
+    port = int(listener.getsockname()[1])
+
+    def loop() -> None:
+        while True:
+            client, _ = listener.accept()
+            threading.Thread(target=handler, args=(client,), daemon=True).start()
+
+    threading.Thread(target=loop, daemon=True).start()
+    return port
+
+
+def echo(sock: socket.socket) -> None:
+    with sock:
+        while data := sock.recv(65536):
+            sock.sendall(data)
+
+
+def blaster(size: int) -> Callable[[socket.socket], None]:
+    block = bytes(BLOCK)
+
+    def handler(sock: socket.socket) -> None:
+        with sock:
+            left = size
+            while left > 0:
+                sent = sock.send(memoryview(block)[: min(left, BLOCK)])
+                left -= sent
+
+    return handler
+
+
+# -- measurements ----------------------------------------------------------------------------
+def api_call_s(api: Api, proxy: str, calls: int) -> float:
+    times: list[float] = []
+    for n in range(calls):
+        toxic = {"name": f"t{n}", "type": "latency", "attributes": {"latency": 1}}
+        for method, path, body in (
+            ("POST", f"/proxies/{proxy}/toxics", toxic),
+            ("POST", f"/proxies/{proxy}/toxics/t{n}", {"attributes": {"latency": 2}}),
+            ("DELETE", f"/proxies/{proxy}/toxics/t{n}", None),
+        ):
+            started = time.perf_counter()
+            status, _ = api.call(method, path, body)
+            times.append(time.perf_counter() - started)
+            assert status < 300, status
+    return statistics.median(times)
+
+
+def throughput(port: int, size: int) -> float:
+    buffer = bytearray(BLOCK)
+    started = time.perf_counter()
+    got = 0
+    with socket.create_connection((LOOPBACK, port)) as sock:
+        while read := sock.recv_into(buffer):
+            got += read
+    assert got == size, (got, size)
+    return size / MIB / (time.perf_counter() - started)
+
+
+def round_trip_s(port: int, trips: int) -> float:
+    times = []
+    with socket.create_connection((LOOPBACK, port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(trips):
+            started = time.perf_counter()
+            sock.sendall(bytes(100))
+            got = 0
+            while got < 100:
+                got += len(sock.recv(100 - got))
+            times.append(time.perf_counter() - started)
+    return statistics.median(times)
+
+
+def proxy(api: Api, name: str, upstream: int) -> int:
+    body = {"name": name, "listen": f"{LOOPBACK}:0", "upstream": f"{LOOPBACK}:{upstream}"}
+    status, raw = api.call("POST", "/proxies", body)
+    assert status == 201, raw
+    return int(json.loads(raw)["listen"].rsplit(":", 1)[1])
+
+
+def measure(kind: str, toxiproxy: Path, args: argparse.Namespace) -> dict[str, float]:
+    size = args.mib * MIB
+    with server(kind, toxiproxy) as port:
+        api = Api(port)
+        results: dict[str, float] = {}
+        blast = serve_forever(blaster(size))
+        echoes = serve_forever(echo)
+        plain = proxy(api, "plain", blast)
+        slow = proxy(api, "slow", blast)
+        api.call("POST", "/proxies/slow/toxics", {"type": "latency", "attributes": {"latency": 0}})
+        late = proxy(api, "late", echoes)
+        api.call("POST", "/proxies/late/toxics", {"type": "latency", "attributes": {"latency": 50}})
+        results["api call (ms)"] = api_call_s(api, "plain", args.calls) * 1000
+        results["throughput, no toxic (MiB/s)"] = throughput(plain, size)
+        results["throughput, latency 0 (MiB/s)"] = throughput(slow, size)
+        results["latency 50 ms: round trip (ms)"] = round_trip_s(late, args.trips) * 1000
+        return results
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n", 1)[0])
+    parser.add_argument("--mib", type=int, default=256)
+    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--calls", type=int, default=200)
+    parser.add_argument("--trips", type=int, default=20)
+    parser.add_argument("--toxiproxy", type=Path, default=TOXIPROXY)
+    args = parser.parse_args()
+    kinds = ["tearline"] + (["toxiproxy"] if args.toxiproxy.exists() else [])
+    rows: dict[str, dict[str, list[float]]] = {}
+    for _ in range(args.rounds):
+        for kind in kinds:
+            for name, value in measure(kind, args.toxiproxy, args).items():
+                rows.setdefault(name, {}).setdefault(kind, []).append(value)
+    load = os.getloadavg()
+    print(f"{time.strftime('%Y-%m-%d %H:%M')}, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+          f"{args.mib} MiB, {args.rounds} round(s), medians")
+    print(f"{'':34} {'tearline':>10} {'toxiproxy':>10} {'ratio':>7}")
+    for name, by_kind in rows.items():
+        ours = statistics.median(by_kind["tearline"])
+        theirs = statistics.median(by_kind["toxiproxy"]) if "toxiproxy" in by_kind else None
+        ratio = f"{ours / theirs:7.2f}" if theirs else "      -"
+        other = f"{theirs:10.2f}" if theirs is not None else "         -"
+        print(f"{name:34} {ours:10.2f} {other} {ratio}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

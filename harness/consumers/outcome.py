@@ -1,0 +1,80 @@
+"""How one call of a consumer function ended (pure): the worker's answer to the runner.
+
+The worker hashes each message as it is handed on, so only digests cross the process boundary
+(a 16 MiB message costs 80 bytes of JSON). ``to_wire``/``from_wire`` are the only
+(de)serialisers of the answer.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+from reference_impl.report import MAX_ACCEPTED, MAX_DETAIL_CHARS, Accepted
+
+#: messages kept per call: one more than the judge reads, so that the cut is reported
+MAX_KEPT = MAX_ACCEPTED + 1
+
+
+class Ending(StrEnum):
+    """How the function ended."""
+
+    RETURNED = "returned"  # a normal end: the application saw the stream end
+    RAISED = "raised"  # an exception: the client surfaced a failure
+    #: TypeError, AttributeError, NameError ...: a bug in the function (or the client it
+    #: calls), not a failure of the stream
+    PROGRAMMING_ERROR = "programming-error"
+    #: it returned or yielded something that is not a message
+    BAD_RETURN = "bad-return"
+    #: SystemExit, KeyboardInterrupt, GeneratorExit: nothing a client surfaces for a stream
+    ESCAPED = "escaped"
+
+
+@dataclass(frozen=True, slots=True)
+class CallOutcome:
+    ending: Ending
+    #: the messages handed on before the end, in order
+    accepted: tuple[Accepted, ...] = ()
+    #: the exception's class name and module (RAISED, PROGRAMMING_ERROR, ESCAPED)
+    error_type: str = ""
+    error_module: str = ""
+    #: ``str(exception)``, or what was wrong with the return value (BAD_RETURN)
+    text: str = ""
+    #: where the exception was raised: ``file:line in function`` of the innermost frame
+    where: str = ""
+    #: from the moment the function was called to its end, measured in the worker
+    duration_s: float = 0.0
+
+
+def bounded_text(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
+    return text if len(text) <= limit else text[:limit] + "\u2026"
+
+
+def to_wire(outcome: CallOutcome) -> dict[str, Any]:
+    return {
+        "ending": outcome.ending.value,
+        "accepted": [[a.sha256, a.size, a.connection] for a in outcome.accepted],
+        "error_type": outcome.error_type,
+        "error_module": outcome.error_module,
+        "text": outcome.text,
+        "where": outcome.where,
+        "duration_s": outcome.duration_s,
+    }
+
+
+def from_wire(raw: dict[str, Any]) -> CallOutcome:
+    """The outcome a worker sent; ``ValueError``/``KeyError``/``TypeError`` if malformed."""
+    accepted = tuple(
+        Accepted(str(sha), int(size), int(connection))
+        for sha, size, connection in raw["accepted"]
+    )
+    return CallOutcome(
+        ending=Ending(raw["ending"]),
+        accepted=accepted,
+        error_type=str(raw["error_type"]),
+        error_module=str(raw["error_module"]),
+        text=str(raw["text"]),
+        where=str(raw["where"]),
+        duration_s=float(raw["duration_s"]),
+    )

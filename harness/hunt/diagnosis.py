@@ -1,0 +1,133 @@
+"""How a hunted plan stands, and a failure's diagnosis normalised so that two plans that break a
+consumer the same way have the same key. Pure.
+
+Every plan runs twice: against the reference consumer (the sanity gate), then against the
+hunted consumer, expecting what the reference concluded. The reference's run decides whether
+the plan counts at all:
+
+- ``inconclusive`` or ``error``: the plan is not valid for this link (a fault that never fired,
+  a position the stream lacks): it is discarded, never reported;
+- ``violation`` or ``no_verdict``: the reference consumer broke an invariant or hung: a harness
+  or reference bug, reported as such and never as the consumer's;
+- otherwise its report is the expectation.
+
+The consumer fails a plan when its grade is ``failed``, or (ungraded) when its outcome is
+``fail``, ``violation`` or ``no_verdict``. Its key is the outcome, the invariants it broke, and
+for a failed expectation what differs (verdict, completeness, more or fewer messages): the
+evidence's words and numbers are left out, so a cut one byte later is the same failure.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from enum import StrEnum
+
+from harness.hunt.plan import Plan
+from harness.judging.results import CaseResult, Grade, Outcome
+from harness.scenario.model import CountRange, Expect
+from reference_impl.report import ConsumerReport
+
+CAUGHT = frozenset({Outcome.FAIL, Outcome.VIOLATION, Outcome.NO_VERDICT})
+INVALID = frozenset({Outcome.INCONCLUSIVE, Outcome.ERROR})
+
+
+class Standing(StrEnum):
+    """What one plan showed."""
+
+    PASS = "pass"  # the consumer did as the reference did
+    FAILURE = "failure"  # the consumer failed where the reference passed
+    INVALID = "invalid"  # the reference run says the plan is not valid for this link
+    REFERENCE = "reference"  # the reference consumer itself failed: a harness or reference bug
+
+
+@dataclass(frozen=True, slots=True)
+class Judged:
+    """A plan's runs and what they mean."""
+
+    plan: Plan
+    standing: Standing
+    reference: CaseResult
+    #: the consumer's run (None when the reference run already decided)
+    consumer: CaseResult | None = None
+    #: what the reference concluded, the consumer's expectation
+    expect: Expect | None = None
+    #: the normalised diagnosis of a failure (or of the reference's problem)
+    key: str = ""
+    #: how much the faults changed the reference's conclusion from the clean link's
+    effect: float = 0.0
+
+    @property
+    def diagnosis(self) -> str:
+        """The judge's own words for what happened."""
+        result = self.consumer if self.standing is Standing.FAILURE else self.reference
+        return result.diagnosis if result is not None else ""
+
+
+def is_failure(result: CaseResult) -> bool:
+    if result.grade is not None:
+        return result.grade is Grade.FAILED
+    return result.outcome in CAUGHT
+
+
+def differences(report: ConsumerReport, expect: Expect) -> list[str]:
+    """What in ``report`` differs from ``expect``, in words without numbers."""
+    found = []
+    got = {report.verdict, report.error_code} - {None}
+    wanted = (expect.verdict,) if expect.verdict is not None else expect.any_of
+    if wanted is not None and got.isdisjoint(wanted):
+        found.append("verdict")
+    if expect.complete is not None and report.complete != expect.complete:
+        found.append("claims complete" if report.complete else "not complete")
+    count, wanted_count = len(report.accepted), expect.accepted_messages
+    if isinstance(wanted_count, CountRange):
+        if count < wanted_count.min:
+            found.append("fewer messages")
+        elif wanted_count.max is not None and count > wanted_count.max:
+            found.append("more messages")
+    elif wanted_count is not None and count != wanted_count:
+        found.append("fewer messages" if count < wanted_count else "more messages")
+    return found
+
+
+def failure_key(result: CaseResult, expect: Expect | None) -> str:
+    """``violation: I1, I2``, ``fail: verdict, more messages``, ``no_verdict: I4``."""
+    broken = [c.name for c in result.checks if c.ok is False and c.name != "expect"]
+    if result.outcome is Outcome.NO_VERDICT:
+        broken = ["I4"]
+    elif result.outcome is Outcome.FAIL and result.report is not None and expect is not None:
+        broken = differences(result.report, expect)
+    return f"{result.outcome.value}: {', '.join(broken) or '-'}"
+
+
+def effect(clean: ConsumerReport | None, report: ConsumerReport | None) -> float:
+    """How far the reference's conclusion moved from the clean link's (a search target:
+    plans whose faults matter reach the consumer's error paths)."""
+    if clean is None or report is None:
+        return 0.0
+    lost = abs(len(clean.accepted) - len(report.accepted)) / max(len(clean.accepted), 1)
+    return float(report.verdict != clean.verdict) + float(report.complete != clean.complete) + lost
+
+
+def reference_standing(plan: Plan, reference: CaseResult) -> Judged | None:
+    """The plan's standing when the reference run already decides it (invalid, or a
+    reference problem); None when the consumer must be run."""
+    if reference.outcome in INVALID:
+        return Judged(plan, Standing.INVALID, reference)
+    if reference.outcome in (Outcome.VIOLATION, Outcome.NO_VERDICT) or reference.report is None:
+        return Judged(plan, Standing.REFERENCE, reference, key=failure_key(reference, None))
+    return None
+
+
+def classify(
+    plan: Plan,
+    reference: CaseResult,
+    consumer: CaseResult,
+    expect: Expect,
+    clean: ConsumerReport | None = None,
+) -> Judged:
+    """Both runs of a plan the reference passed."""
+    moved = effect(clean, reference.report)
+    if is_failure(consumer):
+        key = failure_key(consumer, expect)
+        return Judged(plan, Standing.FAILURE, reference, consumer, expect, key, moved)
+    return Judged(plan, Standing.PASS, reference, consumer, expect, effect=moved)

@@ -1,0 +1,166 @@
+"""A fault plan: what one hunted case does to a link, and the scenario it becomes. Pure.
+
+A ``Plan`` is a link (framing, payload, the stream's size, the consumer settings the contract
+conveys) and one to a few faults, as model objects (``harness.scenario.model``, the fault
+classes of ``harness.faults``). ``scenario_of`` makes the ordinary scenario a plan is run and
+written as; ``expect_from`` is the expectation the reference consumer's report meets (its
+verdict, completeness and accepted count), so a written scenario passes against the reference
+consumer and fails against the consumer the hunt caught.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+
+from harness.faults.config import Fault
+from harness.faults.position import Position
+from harness.faults.stall import Stall
+from harness.scenario.model import (
+    ConsumerConfig,
+    CountRange,
+    EnvelopeConfig,
+    Expect,
+    FramingConfig,
+    Link,
+    MessagesConfig,
+    Scenario,
+    TokensConfig,
+)
+from reference_impl.report import ConsumerReport
+
+#: the scenario default deadline; a plan that cannot take long gets a shorter one
+DEFAULT_DEADLINE_MS = 10000.0
+#: a plan's deadline when nothing in it waits for the idle timeout
+SHORT_DEADLINE_MS = 6000.0
+#: what the reference run is judged against: anything (only the invariants can fail it)
+ANYTHING = Expect(accepted_messages=CountRange(0))
+#: faults whose effect is a span of wall-clock time (as ``harness.running.execute``)
+TIMED_KINDS = frozenset({"stall", "slow_consumer", "latency", "throttle"})
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """One hunted case: a link and the faults injected into it, in order."""
+
+    link: Link
+    faults: tuple[Fault, ...]
+    deadline_ms: float = SHORT_DEADLINE_MS
+
+    @property
+    def kinds(self) -> tuple[str, ...]:
+        return tuple(f.kind for f in self.faults)
+
+
+def is_timed(faults: tuple[Fault, ...]) -> bool:
+    """Does any fault wait, or wait for a time (so the consumer's timeout matters)?"""
+    for fault in faults:
+        at = getattr(fault, "at", None)
+        if fault.kind in TIMED_KINDS or (isinstance(at, Position) and at.after_ms is not None):
+            return True
+    return False
+
+
+def deadline_for(faults: tuple[Fault, ...]) -> float:
+    """A stall without end is only ended by the consumer's idle timeout (5 s by default)."""
+    forever = any(isinstance(f, Stall) and f.duration_ms is None for f in faults)
+    return DEFAULT_DEADLINE_MS if forever else SHORT_DEADLINE_MS
+
+
+def expect_from(report: ConsumerReport) -> Expect:
+    """What the reference consumer concluded, as an expectation."""
+    return Expect(
+        verdict=report.verdict, complete=report.complete, accepted_messages=len(report.accepted)
+    )
+
+
+def with_command(link: Link, command: tuple[str, ...] | None) -> Link:
+    """The link run by ``command`` (None: the in-process reference consumer)."""
+    return dataclasses.replace(link, consumer=dataclasses.replace(link.consumer, command=command))
+
+
+def scenario_of(
+    plan: Plan,
+    expect: Expect,
+    *,
+    seed: int,
+    name: str = "hunted",
+    description: str = "A fault plan found by tearline hunt.",
+    source: str | None = None,
+    command: tuple[str, ...] | None = None,
+) -> Scenario:
+    """The scenario that runs ``plan`` (with ``command`` as the consumer, None: the
+    reference) and expects ``expect``."""
+    return Scenario(
+        name=name,
+        description=description,
+        link=with_command(plan.link, command),
+        expect=expect,
+        source=source,
+        faults=plan.faults,
+        seed=seed,
+        deadline_ms=plan.deadline_ms,
+    )
+
+
+def stream_text(link: Link) -> str:
+    """The link in a few words: ``ndjson/messages 3x16B``."""
+    config = link.payload_config
+    if isinstance(config, MessagesConfig):
+        if config.texts is not None:
+            size = f"{len(config.texts)} texts"
+        else:
+            size = f"{config.message_count}x{config.message_bytes}B"
+    elif isinstance(config, EnvelopeConfig):
+        size = f"{config.records} records/{config.chunk_records}"
+    else:
+        assert isinstance(config, TokensConfig)
+        size = f"{config.profile} {config.count} tokens"
+        size += ", length" if config.advertise_length else ""
+        size += ", no completion" if not config.send_completion else ""
+    options = _changed(link.framing_options, FramingConfig())
+    options += _changed(link.consumer, ConsumerConfig(), skip=("command",))
+    extra = f" ({', '.join(options)})" if options else ""
+    return f"{link.framing}/{link.payload} {size}{extra}"
+
+
+def _changed(value: object, default: object, skip: tuple[str, ...] = ()) -> list[str]:
+    out = []
+    for f in dataclasses.fields(value):  # type: ignore[arg-type]
+        mine, theirs = getattr(value, f.name), getattr(default, f.name)
+        if f.name not in skip and mine != theirs:
+            out.append(f"{f.name}={_number(mine)}")
+    return out
+
+
+def _number(value: object) -> str:
+    return f"{value:g}" if isinstance(value, float) else str(value)
+
+
+def fault_text(fault: Fault) -> str:
+    """One fault in a few words: ``kill fin at frame 3 + 2 B``."""
+    words = [fault.kind]
+    how = getattr(fault, "how", None)
+    if how is not None:
+        words.append(str(how))
+    for f in dataclasses.fields(fault):  # type: ignore[arg-type]
+        value = getattr(fault, f.name)
+        if f.name in ("direction", "connection", "how") or value == f.default:
+            continue
+        if isinstance(value, Position):
+            words.append(f"at {value.describe()}")
+        elif value is None:
+            words.append(f"{f.name}=none")
+        else:
+            words.append(f"{f.name}={_number(value)}")
+    if fault.direction != "downstream":
+        words.append(fault.direction)
+    if fault.connection != 1:
+        words.append("every connection" if fault.connection == 0 else f"conn {fault.connection}")
+    return " ".join(words)
+
+
+def describe(plan: Plan) -> str:
+    """The plan in one line: ``ndjson/messages 1x16B: split at frame 1 + 3 B``."""
+    faults = "; ".join(fault_text(f) for f in plan.faults) or "no fault"
+    return f"{stream_text(plan.link)}: {faults}"

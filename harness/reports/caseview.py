@@ -1,0 +1,106 @@
+"""What the page shows of one case, as plain text, and how it groups cases by scenario.
+
+Shared by the two places a case is shown: in full on the page (``html``, the failing cases)
+and in the detail files the page loads on demand (``details``), so both say the same thing.
+Pure: results in, strings out (escaping is the renderer's job).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from harness.judging.results import CaseResult, Check, replay_command
+from harness.judging.timeline import FaultRecord
+from harness.reports.summary import fault_family, is_failing, observed_label
+
+MAX_FAULT_ROWS = 50
+END_WORDS = {"rst": "RST", "peer-rst": "RST from the producer", "fin": "FIN", "eof": "FIN"}
+#: check.ok -> (row class, mark)
+CHECK_MARKS = {True: ("ok", "\N{CHECK MARK}"), False: ("ko", "\N{BALLOT X}"), None: ("na", "-")}
+
+
+def params_text(result: CaseResult) -> str:
+    return ",".join(f"{name}={value}" for name, value in result.params)
+
+
+def verdict(result: CaseResult) -> str:
+    """The consumer's verdict, or ``-`` without a report (a strip's colour)."""
+    return result.report.verdict if result.report else "-"
+
+
+def glance(result: CaseResult) -> str:
+    """One line on where the stream to the consumer ended, per connection."""
+    timeline = result.timeline
+    parts = []
+    for (connection, direction), leg in sorted(timeline.legs.items()):
+        if direction != "downstream":
+            continue
+        end = timeline.end_of(connection, direction)
+        how = END_WORDS.get(end.how, end.how) if end else "still open"
+        of = f" of {result.wire_bytes:,}" if result.wire_bytes else ""
+        parts.append(f"connection {connection}: {leg.written:,}{of} B to the consumer, then {how}")
+    return "; ".join(parts) or "no bytes reached the consumer"
+
+
+def facts(result: CaseResult) -> list[tuple[str, str, str]]:
+    """(label, value, class) of each fact shown; the observed verdict marked when failing.
+    The pcap link is not a fact here: each renderer links it its own way."""
+    report = result.report
+    accepted = f"{len(report.accepted)} messages in {report.reads} reads" if report else ""
+    rows = [
+        ("expected", result.expected or "-", ""),
+        ("observed", observed_label(result), "ko" if is_failing(result) else ""),
+        ("grade", result.grade or "", "ko" if result.grade == "failed" else ""),
+        ("accepted", accepted, ""),
+        ("link", f"{result.payload} over {result.framing}; faults: {fault_family(result)}", ""),
+        ("sweep", params_text(result), ""),
+        ("seed", str(result.seed), "code"),
+        ("replay", replay_command(result), "code"),
+        ("time", f"{result.duration_s * 1000:.0f} ms", ""),
+    ]
+    return [row for row in rows if row[1]]
+
+
+def check_cells(check: Check) -> tuple[str, str, str, str]:
+    """(row class, name, mark, evidence)."""
+    cls, mark = CHECK_MARKS[check.ok]
+    return cls, check.name, mark, check.evidence
+
+
+def fault_cells(fault: FaultRecord) -> tuple[str, str, str, str, str, str]:
+    """t (ms), connection, direction, fault, at byte, detail."""
+    at = "-" if fault.offset is None else f"{fault.offset:,}"
+    t = f"{fault.t * 1000:.1f}"
+    return t, str(fault.connection), fault.direction, fault.name, at, fault.detail
+
+
+def shown_faults(result: CaseResult) -> tuple[Sequence[FaultRecord], int]:
+    """The fault applications a table lists, and how many more there are (results.json has
+    them all)."""
+    faults = result.timeline.faults
+    return faults[:MAX_FAULT_ROWS], max(len(faults) - MAX_FAULT_ROWS, 0)
+
+
+@dataclass(frozen=True, slots=True)
+class Scenarios:
+    """The scenarios of a run in order of first appearance, and each case's scenario number
+    (the page's index and its strips share these numbers)."""
+
+    keys: tuple[tuple[str, str], ...]  # (file, scenario name)
+    of_case: tuple[int, ...]
+    members: tuple[tuple[int, ...], ...]  # case indices of each scenario, in run order
+
+
+def scenarios(results: Sequence[CaseResult]) -> Scenarios:
+    numbers: dict[tuple[str, str], int] = {}
+    of_case = []
+    members: list[list[int]] = []
+    for i, r in enumerate(results):
+        key = (r.file, r.scenario)
+        if key not in numbers:
+            numbers[key] = len(numbers)
+            members.append([])
+        of_case.append(numbers[key])
+        members[numbers[key]].append(i)
+    return Scenarios(tuple(numbers), tuple(of_case), tuple(tuple(m) for m in members))
