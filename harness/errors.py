@@ -91,3 +91,15 @@ class SelectionError(HarnessError, ValueError):
     """A ``-k`` expression that does not parse."""
 
     code = ErrorKind.SELECTION
+
+
+def harness_error_in(err: BaseException) -> HarnessError | None:
+    """The first ``HarnessError`` in ``err`` or, when it is an exception group (trio wraps
+    what a nursery raises), among its leaves; None when there is none."""
+    if isinstance(err, HarnessError):
+        return err
+    if isinstance(err, BaseExceptionGroup):
+        for inner in err.exceptions:
+            if (found := harness_error_in(inner)) is not None:
+                return found
+    return None

@@ -104,7 +104,7 @@ class ScenarioProblemError(Exception):
 
 def failure_text(result: CaseResult) -> str:
     """What a failing item shows: the diagnosis first (it becomes the summary line)."""
-    from harness.cli.console import replay_command  # noqa: PLC0415
+    from harness.judging.results import replay_command  # noqa: PLC0415
     from harness.reports.summary import observed_label  # noqa: PLC0415
 
     lines = [

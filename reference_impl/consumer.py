@@ -5,11 +5,16 @@ It owns the socket and the clock and maps transport events once, here: a zero-by
 ``"timeout"``. The kernel reports a reset once, to whichever call comes first: when a send took
 it, the next read sees a bare EOF, which is then still an ``"rst"``. Reconnects and the seed-000
 pause are policies of this shell; every decision about bytes is the session's.
+
+Given a TLS context, the consumer speaks TLS (``trio.SSLStream``, SNI and the certificate's
+name from ``host``): close_notify is a FIN (``"eof"``); a failed handshake is a failed connect,
+a handshake the proxy reset is a reset link, as over TCP.
 """
 
 from __future__ import annotations
 
 import errno
+import ssl
 
 import trio
 
@@ -66,24 +71,40 @@ def _should_pause(session: ConsumerSession, policy: ConsumerPolicy) -> bool:
     )
 
 
-async def _open(host: str, port: int, timeout_s: float) -> trio.SocketStream | OSError:
-    """A connected stream, or why there is none (a timeout is ``TimeoutError``)."""
+async def _open(
+    host: str, port: int, timeout_s: float, tls: ssl.SSLContext | None = None
+) -> trio.abc.Stream | OSError:
+    """A connected stream (its TLS handshake done, with ``tls``), or why there is none (a
+    timeout is ``TimeoutError``)."""
     with trio.move_on_after(timeout_s):
         try:
-            return await trio.open_tcp_stream(host, port)
+            stream = await trio.open_tcp_stream(host, port)
         except OSError as err:
             # trio reports "all attempts failed", with each attempt's error as the cause
             causes = getattr(err.__cause__, "exceptions", ())
             reset = any(getattr(c, "errno", None) == errno.ECONNRESET for c in causes)
             return ConnectionResetError(errno.ECONNRESET, str(err)) if reset else err
+        if tls is None:
+            return stream
+        secure = trio.SSLStream(stream, tls, server_hostname=host)
+        try:
+            await secure.do_handshake()
+        except trio.BrokenResourceError as err:
+            await trio.aclose_forcefully(stream)
+            cause = err.__cause__  # an ssl.SSLError, or the reset (both OSErrors)
+            return cause if isinstance(cause, OSError) else OSError(errno.EPROTO, str(err))
+        return secure
     return TimeoutError(errno.ETIMEDOUT, f"no connection within {timeout_s:g} s")
 
 
-async def run_consumer(host: str, port: int, policy: ConsumerPolicy) -> ConsumerReport:
-    """Consume one stream (reconnecting as the policy allows) and return the report."""
+async def run_consumer(
+    host: str, port: int, policy: ConsumerPolicy, tls: ssl.SSLContext | None = None
+) -> ConsumerReport:
+    """Consume one stream (reconnecting as the policy allows) and return the report; with
+    ``tls`` (a client context), over TLS."""
     session = ConsumerSession(policy.config)
     for attempt in range(policy.max_reconnects + 1):
-        stream = await _open(host, port, policy.connect_timeout_s)
+        stream = await _open(host, port, policy.connect_timeout_s, tls)
         reset = isinstance(stream, ConnectionResetError)
         if isinstance(stream, OSError) and not reset:
             if attempt == 0:
@@ -92,7 +113,7 @@ async def run_consumer(host: str, port: int, policy: ConsumerPolicy) -> Consumer
             break
         if attempt > 0:
             session.discard_on_reconnect()
-        if isinstance(stream, trio.SocketStream):
+        if isinstance(stream, trio.abc.Stream):
             async with stream:
                 refused = await _send(stream, session.connect(trio.current_time()))
                 await _read_connection(session, stream, policy, refused)

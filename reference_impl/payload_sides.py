@@ -163,7 +163,13 @@ class TokensSide:
         self.tracker.feed(message)
 
     def finished(self, ending: Ending) -> bool:
-        return self.tracker.completion_signal_present
+        """Gate 1, the signal; or gate 2, as many tokens as the advertised length."""
+        tracker = self.tracker
+        if tracker.completion_signal_present:
+            return True
+        return tracker.expected_length is not None and (
+            tracker.received_tokens == tracker.expected_length
+        )
 
     def conclude(self, ending: Ending, framing: FramingManifest) -> Conclusion:
         # The terminal byte is a safe boundary only if no frame was cut and nothing was refused.

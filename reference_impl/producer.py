@@ -8,13 +8,18 @@ Backpressure (seed 001 §3): a traversal task hands messages over a bounded chan
 takes them out only as fast as the socket accepts bytes, so a slow consumer pauses the traversal
 and the producer holds at most ``channel_capacity + 1`` messages (produced, not yet written).
 ``ProducerLog`` records that peak (invariant I6) and what was sent.
+
+Given a TLS context, ``serve`` speaks TLS (``tls_stream.py``): the handshake is bounded by the
+handshake timeout, the half-close is close_notify, and the drain works as over TCP.
 """
 
 from __future__ import annotations
 
 import hashlib
+import ssl
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from functools import partial
 
 import trio
 
@@ -22,6 +27,7 @@ from reference_impl.events import Message
 from reference_impl.framing import make_server
 from reference_impl.framing.base import ServerCodec
 from reference_impl.link import ProducerConfig, iter_payload
+from reference_impl.tls_stream import TlsStream
 
 __all__ = ["ConnectionLog", "Producer", "ProducerConfig", "ProducerLog"]
 
@@ -51,7 +57,9 @@ class ProducerLog:
 class _Connection:
     """One accepted consumer: the codec, the socket, and the flow-control handshake."""
 
-    def __init__(self, stream: trio.SocketStream, codec: ServerCodec, log: ConnectionLog) -> None:
+    def __init__(
+        self, stream: trio.abc.HalfCloseableStream, codec: ServerCodec, log: ConnectionLog
+    ) -> None:
         self.stream, self.codec, self.log = stream, codec, log
         self.credit = trio.Event()
         self.peer_closed = trio.Event()
@@ -60,7 +68,7 @@ class _Connection:
         """Feed the consumer's bytes (request, acks, credit) to the codec until it closes."""
         try:
             while data := await self.stream.receive_some(READ_BYTES):
-                self.codec.receive_data(data)
+                self.codec.receive_data(bytes(data))
                 self.credit.set()
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
@@ -141,13 +149,18 @@ class Producer:
             return 0
         return len(self.log.all_sent())
 
-    async def handle(self, stream: trio.SocketStream) -> None:
+    async def handle(self, transport: trio.SocketStream, tls: ssl.SSLContext | None = None) -> None:
         log = ConnectionLog(len(self.log.connections) + 1)
         self.log.connections.append(log)
-        conn = _Connection(
-            stream, make_server(self.config.link.framing, self.config.link.options), log
-        )
+        stream: trio.abc.HalfCloseableStream = transport
         try:
+            if tls is not None:
+                stream = secure = TlsStream(transport, tls, server_side=True)
+                with trio.fail_after(HANDSHAKE_TIMEOUT_S):
+                    await secure.do_handshake()
+            conn = _Connection(
+                stream, make_server(self.config.link.framing, self.config.link.options), log
+            )
             async with trio.open_nursery() as nursery:
                 nursery.start_soon(conn.read_loop)
                 with trio.fail_after(HANDSHAKE_TIMEOUT_S):
@@ -173,11 +186,14 @@ class Producer:
         host: str = "127.0.0.1",
         port: int = 0,
         *,
+        tls: ssl.SSLContext | None = None,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,
     ) -> None:
-        """Listen on ``host:port`` (0 = a port from the OS) and report the port when ready."""
+        """Listen on ``host:port`` (0 = a port from the OS) and report the port when ready;
+        with ``tls`` (a server context), over TLS."""
         listeners = await trio.open_tcp_listeners(port, host=host)
         bound = listeners[0].socket.getsockname()[1]
+        handler = self.handle if tls is None else partial(self.handle, tls=tls)
         async with trio.open_nursery() as nursery:
-            await nursery.start(trio.serve_listeners, self.handle, listeners)
+            await nursery.start(trio.serve_listeners, handler, listeners)
             task_status.started(bound)

@@ -22,6 +22,7 @@ PURE_FOLDERS = (
     "harness/link",
     "harness/judging",
     "harness/reports",
+    "harness/record",
 )
 PURE_FILES = ("harness/errors.py",)
 #: modules in those folders that are the I/O shell (they own sockets, files or the clock)
@@ -30,6 +31,9 @@ SHELL = {
     "reference_impl.consumer",
     "harness.reports.writer",
     "harness.reports.pcap",
+    "harness.record.recorder",
+    "harness.record.replay",
+    "harness.record.capture",
 }
 #: what no pure module may load, even indirectly
 FORBIDDEN = ("trio", "scapy", "harness.proxy", "harness.running", "harness.cli", "rich")

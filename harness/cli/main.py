@@ -10,7 +10,10 @@ from importlib import metadata
 
 import trio
 
+from harness.cli import clients as clients_command
+from harness.cli import hunt as hunt_command
 from harness.cli import proxy as proxy_command
+from harness.cli import record as record_command
 from harness.cli import scenario as scenario_commands
 from harness.cli.linkargs import (
     add_consumer_arguments,
@@ -98,6 +101,9 @@ def build_parser() -> argparse.ArgumentParser:
     consume.add_argument("--json", action="store_true")
     scenario_commands.add_parsers(sub)
     proxy_command.add_parser(sub)
+    clients_command.add_parser(sub)
+    hunt_command.add_parser(sub)
+    record_command.add_parser(sub)
     return parser
 
 
@@ -108,6 +114,9 @@ SYNC_COMMANDS = {
     "list": scenario_commands.list_cases,
     "schema": scenario_commands.schema,
     "proxy": proxy_command.proxy,
+    "clients": clients_command.clients,
+    "hunt": hunt_command.hunt,
+    "record": record_command.record,
 }
 
 

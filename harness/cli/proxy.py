@@ -22,8 +22,10 @@ import trio
 
 if TYPE_CHECKING:
     from harness.faults.config import Fault
+    from harness.link.live import LinkTraits
 
 from harness.cli.linkargs import hostport
+from reference_impl.framing import FramingName
 
 DEFAULT_API = ("127.0.0.1", 8474)
 EXIT_SIGINT = 130
@@ -53,6 +55,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=None,
         metavar="FILE",
         help="YAML file with a 'faults' list (as in a scenario)",
+    )
+    proxy.add_argument(
+        "--framing",
+        choices=[f.value for f in FramingName],
+        default=None,
+        help="the service's framing: the proxy decodes its stream as it relays it, so frame "
+        "positions and frame faults work (without it: offsets, matches, characters, times)",
+    )
+    proxy.add_argument(
+        "--sse-body",
+        choices=["chunked", "close"],
+        default="chunked",
+        help="with --framing sse: the body is chunked or ends at the close (default chunked)",
     )
     proxy.add_argument(
         "--api",
@@ -151,7 +166,18 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
             del printed[gone]
         _log(note)
 
-    config = ProxyConfig(args.upstream, faults, seed=args.seed, log=log)
+    from harness.faults.stage import LinkShape  # noqa: PLC0415
+    from harness.link.wire import live_locators  # noqa: PLC0415
+
+    traits = _traits(args)
+    config = ProxyConfig(
+        args.upstream,
+        faults,
+        seed=args.seed,
+        log=log,
+        locators=live_locators(traits, faults),
+        shape=LinkShape(traits.framing, args.sse_body == "chunked"),
+    )
     proxy = Proxy(config, store=store)
     async with trio.open_nursery() as nursery:
         try:
@@ -241,8 +267,15 @@ def _check(args: argparse.Namespace) -> str:
     return ""
 
 
+def _traits(args: argparse.Namespace) -> LinkTraits:
+    from harness.link.live import LinkTraits  # noqa: PLC0415
+    from reference_impl.framing import FramingOptions  # noqa: PLC0415
+
+    return LinkTraits(args.framing, FramingOptions(sse_body=args.sse_body))
+
+
 def proxy(args: argparse.Namespace) -> int:
-    from harness.link.locator import OffsetsLocator, check_positions  # noqa: PLC0415
+    from harness.link.wire import check_placeable  # noqa: PLC0415
     from harness.scenario import ScenarioError  # noqa: PLC0415
     from harness.scenario.loader import load_faults_file  # noqa: PLC0415
 
@@ -256,9 +289,9 @@ def proxy(args: argparse.Namespace) -> int:
         except ScenarioError as err:
             print(err, file=sys.stderr)
             return 2
-        # No expected wire here: only byte offsets and times can be placed. Say so now, not
-        # when the first connection reaches the fault.
-        misplaced = check_positions(faults, OffsetsLocator())
+        # Say now, not when the first connection reaches it, what no stream can have: a frame
+        # position without --framing, a length field where the framing has none.
+        misplaced = check_placeable(faults, _traits(args))
         if misplaced:
             print(f"{args.faults}: {misplaced}", file=sys.stderr)
             return 2

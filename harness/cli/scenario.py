@@ -11,8 +11,9 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from harness.cli.types import bounded_float, bounded_int
+from harness.cli.types import bounded_float, bounded_int, readable_file, upstream
 from harness.config.limits import MAX_DURATION_MS, MAX_SEED
+from harness.errors import FieldError
 from harness.scenario.errors import ScenarioError
 from harness.scenario.model import TokensConfig
 from harness.scenario.selection import SelectionError, matches
@@ -103,9 +104,29 @@ def add_target_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument(
         "--upstream",
+        type=upstream,
         default=None,
         metavar="HOST:PORT",
-        help="use your producer at HOST:PORT instead of the reference one",
+        help="use your producer at HOST:PORT instead of the reference one (https://HOST:PORT: "
+        "over TLS, its certificate verified)",
+    )
+    group.add_argument(
+        "--upstream-ca",
+        type=readable_file,
+        default=None,
+        metavar="FILE",
+        help="with an https upstream: trust the CAs in this PEM file instead of the system's",
+    )
+    group.add_argument(
+        "--upstream-insecure",
+        action="store_true",
+        help="with an https upstream: do not verify its certificate",
+    )
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        help="TLS between the consumer and the proxy (a run CA, given to programs as "
+        "{ca_file}) and, with the reference producer, between the proxy and it",
     )
     group.add_argument(
         "--framing",
@@ -144,6 +165,29 @@ def retarget(
     if upstream is not None:
         link = replace(link, producer=replace(link.producer, upstream=upstream))
     return replace(case, scenario=replace(case.scenario, link=link))
+
+
+def with_tls(case: Case, tls: bool, upstream_ca: str | None, upstream_insecure: bool) -> Case:
+    """The case with the TLS options of the command line (each only adds to the scenario's)."""
+    link = case.scenario.link
+    producer = link.producer
+    if upstream_ca is not None or upstream_insecure:
+        producer = replace(producer, upstream_ca=upstream_ca, upstream_insecure=upstream_insecure)
+    link = replace(link, tls=link.tls or tls, producer=producer)
+    return replace(case, scenario=replace(case.scenario, link=link))
+
+
+def _tls_options(args: argparse.Namespace) -> tuple[bool, str | None, bool]:
+    """``--tls``, ``--upstream-ca``, ``--upstream-insecure``; SelectionError when they clash."""
+    tls = bool(getattr(args, "tls", False))
+    ca = getattr(args, "upstream_ca", None)
+    insecure = bool(getattr(args, "upstream_insecure", False))
+    https = str(getattr(args, "upstream", None)).startswith("https://")
+    if (ca is not None or insecure) and not https:
+        raise SelectionError("--upstream-ca and --upstream-insecure need --upstream https://...")
+    if ca is not None and insecure:
+        raise SelectionError("give --upstream-ca or --upstream-insecure, not both")
+    return tls, ca, insecure
 
 
 def _fits(case: Case, args: argparse.Namespace) -> bool:
@@ -196,9 +240,15 @@ def targeted_cases(args: argparse.Namespace) -> list[Case]:
     function = getattr(args, "consumer_function", None)
     if consumer is not None and function is not None:
         raise SelectionError("give --consumer or --consumer-function, not both")
-    if consumer is None and upstream is None and function is None:
-        return cases
-    return [retarget(case, consumer, upstream, function) for case in cases]
+    tls, ca, insecure = _tls_options(args)
+    try:
+        if consumer is not None or upstream is not None or function is not None:
+            cases = [retarget(case, consumer, upstream, function) for case in cases]
+        if tls or ca is not None or insecure:
+            cases = [with_tls(case, tls, ca, insecure) for case in cases]
+    except FieldError as err:  # a scenario's own TLS keys that the new upstream cannot take
+        raise SelectionError(f"link.producer.{err.text}") from err
+    return cases
 
 
 def run(args: argparse.Namespace) -> int:
@@ -215,6 +265,10 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         return _fail("no cases selected")
     print_warnings(cases)
+    if any(case.scenario.link.tls for case in cases):
+        from harness.tls import run_authority  # noqa: PLC0415 - trustme only when asked
+
+        run_authority()  # before the workers fork: one CA for the whole run
     settings = RunSettings(args.jobs, args.in_flight, args.seed, args.deadline_ms)
     started = time.monotonic()
     with progress_bar(console, len(cases)) as advance:

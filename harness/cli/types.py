@@ -5,7 +5,11 @@ from __future__ import annotations
 
 import argparse
 import math
+import re
 from collections.abc import Callable
+from pathlib import Path
+
+_UPSTREAM = re.compile(r"(https://)?(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):([0-9]{1,5})")
 
 
 def bounded_int(low: int, high: int) -> Callable[[str], int]:
@@ -34,3 +38,18 @@ def bounded_float(low: float, high: float) -> Callable[[str], float]:
         return value
 
     return parse
+
+
+def upstream(text: str) -> str:
+    """``HOST:PORT`` or ``https://HOST:PORT`` (IPv6 in brackets), as a scenario's upstream."""
+    match = _UPSTREAM.fullmatch(text)
+    if match is None or int(match[3]) > 65535:  # the largest port
+        raise argparse.ArgumentTypeError(f"expected HOST:PORT or https://HOST:PORT, got {text!r}")
+    return text
+
+
+def readable_file(text: str) -> str:
+    """A file that exists (a CA file), so a typo fails the command, not every case."""
+    if not Path(text).is_file():
+        raise argparse.ArgumentTypeError(f"no such file: {text}")
+    return text

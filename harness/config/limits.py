@@ -22,6 +22,8 @@ MAX_MESSAGE_BYTES = 64 << 20
 MAX_STREAM_BYTES = 256 << 20
 #: rates, in bytes per second: 10 GB/s is faster than loopback
 MAX_RATE_BYTES_PER_S = 10_000_000_000
+#: how much faster than recorded a replay may play (``link.producer.speed``)
+MAX_REPLAY_SPEED = 1000.0
 #: reconnects of one case
 MAX_RECONNECTS = 1_000
 #: seeds: 64-bit

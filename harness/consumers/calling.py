@@ -9,7 +9,6 @@ raises after three messages has handed on exactly those three.
 from __future__ import annotations
 
 import asyncio
-import hashlib
 import inspect
 import time
 import traceback
@@ -34,7 +33,7 @@ PROGRAMMING_ERRORS: tuple[type[BaseException], ...] = (
 _SINGLE = (bytes, bytearray, memoryview, str, Message)
 
 
-class BadMessage(Exception):
+class BadMessageError(Exception):
     """The function handed on something that is not a message."""
 
 
@@ -51,14 +50,16 @@ class _Collector:
             # its bytes are never the UTF-8 a producer sent
             data = data.encode("utf-8", "surrogatepass")
         if not isinstance(data, bytes | bytearray | memoryview):
-            raise BadMessage(
-                f"message {self.count} is {type(data).__name__}, not bytes, str or Message"
+            raise BadMessageError(
+                f"handed on a {type(data).__name__} as message {self.count}, not bytes, str "
+                "or Message"
             )
         if type(connection) is not int or connection < 1:
-            raise BadMessage(f"message {self.count}: connection {connection!r} is not an int >= 1")
+            raise BadMessageError(
+                f"handed on message {self.count} with connection {connection!r} (an int >= 1)"
+            )
         if len(self.accepted) < MAX_KEPT:
-            raw = bytes(data)
-            self.accepted.append(Accepted(hashlib.sha256(raw).hexdigest(), len(raw), connection))
+            self.accepted.append(Accepted.of(bytes(data), connection))
 
 
 def _shape_problem(result: object) -> str:
@@ -81,7 +82,7 @@ def _drain(result: object, collector: _Collector) -> None:
     if isinstance(result, Awaitable) and not isinstance(result, Iterable | AsyncIterable):
         result = asyncio.run(_awaited(result))
     if problem := _shape_problem(result):
-        raise BadMessage(problem)
+        raise BadMessageError(problem)
     if isinstance(result, AsyncIterable):
         asyncio.run(_drain_async(result, collector))
         return
@@ -103,7 +104,7 @@ def _where(err: BaseException) -> str:
 
 
 def _ending(err: BaseException) -> Ending:
-    if isinstance(err, BadMessage):
+    if isinstance(err, BadMessageError):
         return Ending.BAD_RETURN
     if not isinstance(err, Exception):
         return Ending.ESCAPED

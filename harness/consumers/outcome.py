@@ -1,8 +1,8 @@
 """How one call of a consumer function ended (pure): the worker's answer to the runner.
 
 The worker hashes each message as it is handed on, so only digests cross the process boundary
-(a 16 MiB message costs 80 bytes of JSON). ``to_wire``/``from_wire`` are the only
-(de)serialisers of the answer.
+(a 16 MiB message costs its digest and a 40-character preview). ``to_wire``/``from_wire`` are
+the only (de)serialisers of the answer.
 """
 
 from __future__ import annotations
@@ -54,7 +54,7 @@ def bounded_text(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
 def to_wire(outcome: CallOutcome) -> dict[str, Any]:
     return {
         "ending": outcome.ending.value,
-        "accepted": [[a.sha256, a.size, a.connection] for a in outcome.accepted],
+        "accepted": [[a.sha256, a.size, a.connection, a.preview] for a in outcome.accepted],
         "error_type": outcome.error_type,
         "error_module": outcome.error_module,
         "text": outcome.text,
@@ -66,8 +66,8 @@ def to_wire(outcome: CallOutcome) -> dict[str, Any]:
 def from_wire(raw: dict[str, Any]) -> CallOutcome:
     """The outcome a worker sent; ``ValueError``/``KeyError``/``TypeError`` if malformed."""
     accepted = tuple(
-        Accepted(str(sha), int(size), int(connection))
-        for sha, size, connection in raw["accepted"]
+        Accepted(str(sha), int(size), int(connection), None if seen is None else str(seen))
+        for sha, size, connection, seen in raw["accepted"]
     )
     return CallOutcome(
         ending=Ending(raw["ending"]),

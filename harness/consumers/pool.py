@@ -38,7 +38,7 @@ READ_BYTES = 1 << 16
 REAP_TIMEOUT_S = 5.0
 
 
-class WorkerGone(Exception):
+class WorkerGoneError(Exception):
     """The worker's process ended (or broke the protocol) during a call."""
 
 
@@ -63,11 +63,11 @@ class Worker:
                 await trio.lowlevel.wait_writable(self.sock)
                 continue
             except OSError as err:
-                raise WorkerGone(f"cannot write to the worker: {err}") from None
+                raise WorkerGoneError(f"cannot write to the worker: {err}") from None
             view = view[sent:]
 
     async def receive(self) -> dict[str, Any]:
-        """The next frame from the worker; ``WorkerGone`` at EOF or a broken frame."""
+        """The next frame from the worker; ``WorkerGoneError`` at EOF or a broken frame."""
         await trio.lowlevel.checkpoint()
         while True:
             try:
@@ -76,16 +76,16 @@ class Worker:
                 await trio.lowlevel.wait_readable(self.sock)
                 continue
             except OSError as err:
-                raise WorkerGone(f"cannot read from the worker: {err}") from None
+                raise WorkerGoneError(f"cannot read from the worker: {err}") from None
             if not chunk:
-                raise WorkerGone("the worker closed its end")
+                raise WorkerGoneError("the worker closed its end")
             try:
                 frames = self.reader.feed(chunk)
             except FrameError as err:
-                raise WorkerGone(f"the worker sent a broken frame: {err}") from None
+                raise WorkerGoneError(f"the worker sent a broken frame: {err}") from None
             if frames:
                 if len(frames) > 1 or self.reader.pending:
-                    raise WorkerGone("the worker sent more than one answer")
+                    raise WorkerGoneError("the worker sent more than one answer")
                 return frames[0]
 
     def clear_output(self) -> None:
@@ -128,7 +128,7 @@ class Worker:
 def _output_file() -> IO[bytes]:
     """A temporary file opened for appending: the worker writes at its end whatever the runner
     truncated it to."""
-    output = tempfile.TemporaryFile()
+    output = tempfile.TemporaryFile()  # noqa: SIM115 - the worker owns it until it is killed
     flags = fcntl.fcntl(output.fileno(), fcntl.F_GETFL)
     fcntl.fcntl(output.fileno(), fcntl.F_SETFL, flags | os.O_APPEND)
     return output
@@ -141,8 +141,14 @@ def spawn(ref: str) -> Worker:
     output = _output_file()
     try:
         process = subprocess.Popen(
-            [sys.executable, "-m", "harness.consumers.worker", str(theirs.fileno()),
-             str(life_read), ref],
+            [
+                sys.executable,
+                "-m",
+                "harness.consumers.worker",
+                str(theirs.fileno()),
+                str(life_read),
+                ref,
+            ],
             stdin=subprocess.DEVNULL,
             stdout=output,
             stderr=output,
@@ -204,7 +210,7 @@ class WorkerPool:
             elif not hello.get("ready"):
                 problem = str(hello.get("problem", "the worker refused to start"))
                 self._unusable[ref] = problem
-        except WorkerGone:
+        except WorkerGoneError:
             status = await worker.reap()
             problem = (
                 f"consumer worker for {ref} exited ({status}) before it was ready; "

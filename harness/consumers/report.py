@@ -34,7 +34,9 @@ def _connections(accepted: tuple[Accepted, ...], end: str) -> tuple[ConnectionSu
 
 def _exception(outcome: CallOutcome) -> str:
     module = outcome.error_module
-    qualified = outcome.error_type if module in ("builtins", "") else f"{module}.{outcome.error_type}"
+    qualified = (
+        outcome.error_type if module in ("builtins", "") else f"{module}.{outcome.error_type}"
+    )
     return f"{qualified}: {outcome.text}" if outcome.text else qualified
 
 
@@ -45,15 +47,23 @@ def report_of(outcome: CallOutcome) -> tuple[ConsumerReport | None, str]:
     if outcome.ending is Ending.RETURNED:
         detail = f"returned normally {count}"
         return ConsumerReport(
-            COMPLETE, True, None, accepted=accepted,
-            connections=_connections(accepted, "stream-end"), detail=detail,
+            COMPLETE,
+            True,
+            None,
+            accepted=accepted,
+            connections=_connections(accepted, "stream-end"),
+            detail=detail,
         ), ""
     if outcome.ending is Ending.RAISED:
         code = raised_code(outcome.error_type)
         detail = bounded_text(f"raised {_exception(outcome)} ({count})")
         return ConsumerReport(
-            code, False, code, accepted=accepted,
-            connections=_connections(accepted, "error"), detail=detail,
+            code,
+            False,
+            code,
+            accepted=accepted,
+            connections=_connections(accepted, "error"),
+            detail=detail,
         ), ""
     return None, problem_text(outcome)
 

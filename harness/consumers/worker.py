@@ -38,14 +38,12 @@ def resolve(ref: str) -> Callable[[LinkInfo], Any]:
     try:
         module = importlib.import_module(module_name)
     except Exception as err:  # whatever the module raises at import
-        raise ResolveError(
-            f"cannot import {module_name!r}: {type(err).__name__}: {err}"
-        ) from None
+        raise ResolveError(f"cannot import {module_name!r}: {type(err).__name__}: {err}") from None
     function = getattr(module, name, None)
     if function is None:
         raise ResolveError(f"module {module_name!r} has no attribute {name!r}")
     if not callable(function):
-        raise ResolveError(f"{ref} is a {type(function).__name__}, not a function")
+        raise ResolveError(f"{ref} is not callable (it is {type(function).__name__})")
     result: Callable[[LinkInfo], Any] = function
     return result
 
@@ -90,4 +88,7 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv))
+    code = main(sys.argv)
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)  # threads the function left running must not keep the worker alive

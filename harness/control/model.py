@@ -42,7 +42,8 @@ from harness.control.toxics import (
 from harness.errors import ErrorKind, FieldError, HarnessError, KeyPath
 from harness.faults.config import Fault
 from harness.faults.items import Direction
-from harness.link.locator import OffsetsLocator, placement_problem
+from harness.link.live import LinkTraits, LiveStream
+from harness.link.locator import placement_problem
 from reference_impl.framing import FRAMING_NAMES
 
 #: Toxiproxy answers 200 for a new toxic, 201 for a new proxy or a populate
@@ -319,9 +320,10 @@ def _toxic_fault(
             shown = attributes
         else:
             fault, shown = tearline_fault(toxic_type, raw, direction)
-            if not proxy.framing and (problem := placement_problem(fault, OffsetsLocator())):
+            traits = LinkTraits((proxy.framing or None) if direction == "downstream" else None)
+            if problem := placement_problem(fault, LiveStream(traits)):
                 raise FieldError(
-                    f"{problem.message}; give the proxy a framing for frame and match positions",
+                    f"{problem.message}; give the proxy a framing for frame positions",
                     path=problem.path,
                 )
     except FieldError as err:

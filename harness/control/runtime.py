@@ -21,11 +21,11 @@ import trio
 
 from harness.control.addresses import AddressError, ListenAddress, join_host_port, parse_upstream
 from harness.control.events import ConnectionLog
-from harness.control.live import LiveLocator
 from harness.control.model import ProxyRecord
 from harness.faults.items import Direction
 from harness.faults.stage import LinkShape, Locator
-from harness.link.locator import OffsetsLocator
+from harness.link.live import LinkTraits, LiveStream
+from harness.link.wire import frames_wanted
 from harness.proxy.server import Proxy, ProxyConfig
 
 #: where a proxy whose listen has no host listens (only with --allow-remote)
@@ -122,9 +122,10 @@ class ProxyRuntime:
 
 
 def _locator(record: ProxyRecord, direction: Direction) -> Locator:
-    if record.framing:
-        return LiveLocator(record.framing if direction == "downstream" else None)
-    return OffsetsLocator()
+    if record.framing and direction == "downstream":
+        wanted = frames_wanted(f for _, f in record.faults() if f.direction == direction)
+        return LiveStream(LinkTraits(record.framing), wanted)
+    return LiveStream(LinkTraits())
 
 
 async def _dial(upstream: str) -> trio.SocketStream:

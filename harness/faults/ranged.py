@@ -4,8 +4,9 @@ until then the stage holds what it is given, in order."""
 
 from __future__ import annotations
 
-from harness.faults.items import Item
-from harness.faults.stage import BaseStage, StageContext
+from harness.errors import PositionError
+from harness.faults.items import Item, is_final
+from harness.faults.stage import BaseStage, StageContext, record_unreached
 
 
 class RangedStage(BaseStage):
@@ -13,6 +14,7 @@ class RangedStage(BaseStage):
         self.ctx = ctx
         self._range: tuple[int, int] | None = None
         self._pending: list[Item] = []
+        self._over = False
 
     def resolve(self) -> tuple[int, int] | None:
         """``[start, end)`` of the range; None while the stream has not shown it."""
@@ -23,9 +25,20 @@ class RangedStage(BaseStage):
         raise NotImplementedError
 
     def pipe(self, item: Item, now: float) -> list[Item]:
+        if self._over:
+            return [item]
         if self._range is None:
-            self._range = self.resolve()
+            try:
+                self._range = self.resolve()
+            except PositionError as err:  # the live stream will never have it
+                self._over = True
+                record_unreached(self.ctx, self, err, now)
+                held, self._pending = [*self._pending, item], []
+                return held
             if self._range is None:
+                if is_final(item):  # the stream ended first: nothing more will come
+                    held, self._pending = [*self._pending, item], []
+                    return held
                 self._pending.append(item)
                 return []
         items, self._pending = [*self._pending, item], []

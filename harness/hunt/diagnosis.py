@@ -11,10 +11,17 @@ the plan counts at all:
   or reference bug, reported as such and never as the consumer's;
 - otherwise its report is the expectation.
 
-The consumer fails a plan when its grade is ``failed``, or (ungraded) when its outcome is
-``fail``, ``violation`` or ``no_verdict``. Its key is the outcome, the invariants it broke, and
-for a failed expectation what differs (verdict, completeness, more or fewer messages): the
-evidence's words and numbers are left out, so a cut one byte later is the same failure.
+The consumer fails a plan when its grade is ``failed`` (``docs/grades.md``: a failure it
+surfaced in its own words, another error code, is ``non-strict`` and no failure), or, held
+strictly or ungraded, when its outcome is ``fail``, ``violation`` or ``no_verdict``. An
+``inconclusive`` or ``error`` run of the consumer, where the reference's was fine, did not test
+it as declared: the plan is discarded; so is a plan on which the reference reconnected and this
+consumer, opening fewer connections, failed closed instead (the contract lets a consumer
+reconnect, it does not make it).
+
+A failure's key is the outcome, the invariants it broke, and for a failed expectation what
+differs (verdict, completeness, more or fewer messages): the evidence's words and numbers are
+left out, so a cut one byte later is the same failure.
 """
 
 from __future__ import annotations
@@ -27,6 +34,8 @@ from harness.judging.results import CaseResult, Grade, Outcome
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
 
+#: why a plan is discarded when the consumer did not reconnect where the reference did
+NO_RECONNECT = "does not reconnect (the contract lets it)"
 CAUGHT = frozenset({Outcome.FAIL, Outcome.VIOLATION, Outcome.NO_VERDICT})
 INVALID = frozenset({Outcome.INCONCLUSIVE, Outcome.ERROR})
 
@@ -51,7 +60,8 @@ class Judged:
     consumer: CaseResult | None = None
     #: what the reference concluded, the consumer's expectation
     expect: Expect | None = None
-    #: the normalised diagnosis of a failure (or of the reference's problem)
+    #: the normalised diagnosis of a failure (or of the reference's problem, or why the plan
+    #: was discarded)
     key: str = ""
     #: how much the faults changed the reference's conclusion from the clean link's
     effect: float = 0.0
@@ -63,8 +73,18 @@ class Judged:
         return result.diagnosis if result is not None else ""
 
 
-def is_failure(result: CaseResult) -> bool:
-    if result.grade is not None:
+def connections(result: CaseResult) -> int:
+    """How many connections the consumer opened, as the proxy saw them."""
+    timeline = result.timeline
+    seen = {end.connection for end in timeline.ends}
+    seen |= {segment.connection for segment in timeline.segments}
+    return len(seen)
+
+
+def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
+    """A ``failed`` grade; held ``strict``ly (or ungraded), an outcome of fail, violation or
+    no verdict: any difference from what the reference concluded."""
+    if result.grade is not None and not strict:
         return result.grade is Grade.FAILED
     return result.outcome in CAUGHT
 
@@ -124,10 +144,24 @@ def classify(
     consumer: CaseResult,
     expect: Expect,
     clean: ConsumerReport | None = None,
+    *,
+    strict: bool = False,
 ) -> Judged:
-    """Both runs of a plan the reference passed."""
+    """Both runs of a plan the reference passed (``strict``: see ``is_failure``)."""
     moved = effect(clean, reference.report)
-    if is_failure(consumer):
+    if consumer.outcome in INVALID:  # the harness did not test the consumer as declared
+        return Judged(plan, Standing.INVALID, reference, consumer, expect, effect=moved)
+    failed = is_failure(consumer, strict=strict)
+    if (
+        failed
+        and consumer.outcome is Outcome.FAIL
+        and connections(consumer) < connections(reference)
+    ):
+        # The reference reconnected and got further; this consumer failed closed instead: the
+        # contract lets a consumer reconnect ("may"), so that is no failure of its.
+        why = NO_RECONNECT
+        return Judged(plan, Standing.INVALID, reference, consumer, expect, why, moved)
+    if failed:
         key = failure_key(consumer, expect)
         return Judged(plan, Standing.FAILURE, reference, consumer, expect, key, moved)
     return Judged(plan, Standing.PASS, reference, consumer, expect, effect=moved)

@@ -1,6 +1,7 @@
 """Where consumers break in one prepared stream: frame boundaries, the framing bytes around a
 message (its prefix, its terminator), the last byte of a frame, multi-byte characters, the bytes
-outside every frame, and texts worth a ``match``. Pure: read off the prepared link.
+outside every frame, texts worth a ``match``, and the values a consumer must check (ids, the
+checksum, sequence numbers, counts). Pure: read off the prepared link.
 """
 
 from __future__ import annotations
@@ -27,6 +28,23 @@ KEYWORDS = (
 )
 
 
+#: JSON keys whose values carry what a consumer must check or hand on exactly (ids and the
+#: checksum over them, sequence numbers, counts, the end token, token text)
+VALUE_KEYS = (
+    "checksum",
+    "id",
+    "sequence",
+    "total_records",
+    "end_token",
+    "content",
+    "text",
+    "token",
+    "tokens",
+)
+#: occurrences of each key's value kept (the ids of a long envelope are many)
+VALUES_PER_KEY = 4
+
+
 @dataclass(frozen=True, slots=True)
 class Frame:
     """Message ``index`` (1-based) on the clean wire: bytes ``[start, end)``, of which the
@@ -50,14 +68,17 @@ class Frame:
 class Landmarks:
     stream_length: int
     frames: tuple[Frame, ...]
-    #: the width (2-4) of each multi-byte UTF-8 character of the stream, in order, as
-    #: ``utf8_char`` positions count them
-    chars: tuple[int, ...]
+    #: ``(offset, width)`` of each multi-byte UTF-8 character of the stream, in order, as
+    #: ``utf8_char`` positions count them (the first is ``utf8_char: 1``)
+    chars: tuple[tuple[int, int], ...]
     #: ``[start, end]`` ranges of offsets outside every frame (handshake, headers, the stream's
     #: end marker); the stream's very end is one
     gaps: tuple[tuple[int, int], ...]
-    #: ``KEYWORDS`` present in the stream
-    matches: tuple[str, ...]
+    #: ``(text, offset of its first occurrence)`` of each of ``KEYWORDS`` in the stream
+    matches: tuple[tuple[str, int], ...]
+    #: offsets of the first byte of the values of ``VALUE_KEYS`` (after the opening quote of a
+    #: string), in stream order
+    values: tuple[int, ...]
     #: bytes the reference consumer sends upstream on a clean connection
     request_length: int
     #: the largest frame on the wire
@@ -98,14 +119,29 @@ def _gaps(length: int, spans: tuple[tuple[int, int], ...]) -> tuple[tuple[int, i
     return tuple(gaps)
 
 
+def value_offsets(wire: bytes) -> tuple[int, ...]:
+    """Where the values of ``VALUE_KEYS`` start, at most ``VALUES_PER_KEY`` of each."""
+    found: set[int] = set()
+    for key in VALUE_KEYS:
+        head, start, seen = f'"{key}":'.encode(), 0, 0
+        while seen < VALUES_PER_KEY and (at := wire.find(head, start)) >= 0:
+            value = at + len(head)
+            value += 1 if wire[value : value + 1] == b'"' else 0
+            if value < len(wire):
+                found.add(value)
+            start, seen = at + 1, seen + 1
+    return tuple(sorted(found))
+
+
 def landmarks(link: PreparedLink) -> Landmarks:
     frames = tuple(_frame(link, i) for i in range(1, len(link.spans) + 1))
     return Landmarks(
         stream_length=link.stream_length,
         frames=frames,
-        chars=tuple(width for _, width in multibyte_chars(link.wire)),
+        chars=tuple(multibyte_chars(link.wire)),
         gaps=_gaps(link.stream_length, link.spans),
-        matches=tuple(k for k in KEYWORDS if k.encode() in link.wire),
+        matches=tuple((k, link.wire.find(k.encode())) for k in KEYWORDS if k.encode() in link.wire),
+        values=value_offsets(link.wire),
         request_length=len(link.request),
         largest_frame=max((f.length for f in frames), default=0),
     )

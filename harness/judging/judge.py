@@ -20,10 +20,12 @@ from dataclasses import dataclass, field, replace
 from harness.judging.grades import grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
 from harness.judging.timeline import Timeline
+from harness.judging.wire import WireConnection, connection, needed_messages
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
 
-CUTTING_FAULTS = frozenset({"kill", "reconnect"})
+#: faults that end a connection early (named when a complete claim follows one)
+ENDING_FAULTS = frozenset({"kill", "reconnect", "limit_data", "timeout", "reset_peer"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -40,14 +42,12 @@ class Observation:
     report: ConsumerReport | None
     timeline: Timeline
     declared: tuple[DeclaredFault, ...] = ()
-    #: digests the producer fully wrote, per producer connection (None: external producer)
-    producer_sent: tuple[tuple[str, ...], ...] | None = None
+    #: the producer's stream on each connection, as the proxy decoded it (None: not observed,
+    #: the case did not get that far)
+    wire: tuple[WireConnection, ...] | None = None
+    #: most messages the producer held at once (tearline's producer; None: not known)
     producer_max_held: int | None = None
     channel_capacity: int = 2
-    #: downstream offset where the last content message is committed on the expected wire
-    payload_end: int | None = None
-    #: how many leading messages of a stream carry its result (the rest only prove its end)
-    content_messages: int | None = None
     #: the producer continues a stream across reconnects (check every connection's messages)
     resumes: bool = False
     #: why there is no report ("hung past the deadline", "exit 3: ..."), or a harness error
@@ -57,9 +57,6 @@ class Observation:
     report_cuts: tuple[str, ...] = ()
     #: the consumer is not the reference one: it is graded (``grades.py``)
     foreign: bool = False
-    #: (sent, delivered) digests of messages a fault changed in a way no consumer can see
-    #: (``harness.link.unseen``): the delivered one counts as the one sent
-    delivered_as: tuple[tuple[str, str], ...] = ()
 
     #: a short text of each message the producer can send, by digest (for diagnoses)
     previews: Mapping[str, str] = field(default_factory=dict)
@@ -69,9 +66,10 @@ class Observation:
         shown = self.previews.get(digest)
         return f"{shown!r} (sha256 {digest[:12]})" if shown else f"sha256 {digest[:12]}"
 
-    def as_sent(self, digest: str) -> str:
-        """The digest the producer sent for an accepted ``digest``."""
-        for sent, delivered in self.delivered_as:
+    def as_sent(self, digest: str, number: int) -> str:
+        """The digest the producer sent for ``digest`` accepted on connection ``number``."""
+        found = None if self.wire is None else connection(self.wire, number)
+        for sent, delivered in () if found is None else found.delivered_as:
             if digest == delivered:
                 return sent
         return digest
@@ -124,17 +122,18 @@ def _listed(problems: Sequence[str]) -> str:
 def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Check]:
     """I1 per connection, every place it breaks; I3: I1 breaks on a connection that
     followed a reconnect."""
-    if obs.producer_sent is None:
-        skipped = "not judged: external producer (its sent log is unknown)"
+    if obs.wire is None:
+        skipped = "not judged: the producer's stream was not observed"
         return Check("I1", None, skipped), Check("I3", None, skipped)
     problems: dict[int, list[str]] = {}
     for number in sorted({a.connection for a in report.accepted}):
         accepted = [
-            (obs.as_sent(a.sha256), _shown(a.preview, a.sha256, a.size))
+            (obs.as_sent(a.sha256, number), _shown(a.preview, a.sha256, a.size))
             for a in report.accepted
             if a.connection == number
         ]
-        sent = obs.producer_sent[number - 1] if number <= len(obs.producer_sent) else ()
+        on_wire = connection(obs.wire, number)
+        sent = () if on_wire is None else on_wire.sent
         found = _subsequence_problems(accepted, sent, obs.preview)
         if found:
             problems[number] = [f"connection {number}: {p}" for p in found]
@@ -149,7 +148,7 @@ def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Ch
         return Check("I1", False, _listed(every)), i3
     total = len(report.accepted)
     notes = [*obs.report_cuts]
-    changed = sum(1 for a in report.accepted if obs.as_sent(a.sha256) != a.sha256)
+    changed = sum(1 for a in report.accepted if obs.as_sent(a.sha256, a.connection) != a.sha256)
     if changed:
         notes.append(f"{changed} as the fault changed them, which no consumer can see")
     cut = f" ({'; '.join(notes)})" if notes else ""
@@ -169,22 +168,20 @@ def consumer_connections(report: ConsumerReport, obs: Observation) -> int:
 
 
 def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
-    """I2: a complete result only when the link delivered the whole stream."""
+    """I2: a complete result only when the consumer's side of the link got the producer's own
+    end (``WireConnection.delivered_end``) and every message that carries the result."""
     if not report.complete:
         return Check("I2", True, "the consumer claimed no complete result")
+    if obs.wire is None:
+        return Check("I2", None, "not judged: the producer's stream was not observed")
     last = consumer_connections(report, obs)
-    for record in obs.timeline.faults:
-        cut_here = record.connection == last and record.direction == "downstream"
-        early = obs.payload_end is None or (record.offset or 0) < obs.payload_end
-        if record.name in CUTTING_FAULTS and cut_here and early:
-            return Check(
-                "I2",
-                False,
-                f"complete result although {record.name} cut connection "
-                f"{last} at byte {record.offset} (payload ends at {obs.payload_end})",
-            )
-    needed = _needed_messages(obs, last)
-    accepted = {obs.as_sent(a.sha256) for a in report.accepted}
+    conn = connection(obs.wire, last)
+    if conn is None:
+        return Check("I2", False, f"complete result, but connection {last} carried no stream")
+    if not conn.delivered_end:
+        return Check("I2", False, f"complete result although {_why_no_end(conn, obs)}")
+    needed = needed_messages(obs.wire, last, resumes=obs.resumes)
+    accepted = {obs.as_sent(a.sha256, a.connection) for a in report.accepted}
     missing = [d for d in needed if d not in accepted]
     if missing:
         return Check(
@@ -193,25 +190,31 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
             f"complete result but {len(missing)} of {len(needed)} messages that carry the "
             "result were never accepted",
         )
-    return Check("I2", True, "complete result, and the whole stream was delivered")
+    return Check("I2", True, "complete result, and the producer's end reached the consumer")
 
 
-def _needed_messages(obs: Observation, last: int) -> list[str]:
-    """Digests a complete result must include: the content messages of the last connection's
-    stream, or of the whole stream across connections when the producer resumes."""
-    if obs.producer_sent is None or last > len(obs.producer_sent):
-        return []
-    if obs.resumes:
-        sent = [d for conn in obs.producer_sent[:last] for d in conn]
-    else:
-        sent = list(obs.producer_sent[last - 1])
-    return sent if obs.content_messages is None else sent[: obs.content_messages]
+def _why_no_end(conn: WireConnection, obs: Observation) -> str:
+    """Why connection ``conn`` did not deliver the producer's end, in words."""
+    # (how many the producer sent by then depends on timing; what got through does not)
+    got = f"the consumer's side got {conn.delivered} messages and no end"
+    cuts = [
+        r
+        for r in obs.timeline.faults
+        if r.connection == conn.number and r.direction == "downstream" and r.name in ENDING_FAULTS
+    ]
+    if cuts:
+        cut = cuts[0]
+        return f"{cut.name} cut connection {conn.number} at byte {cut.offset}: {got}"
+    if not conn.producer_end:
+        return f"the producer never reached its own end on connection {conn.number}: {got}"
+    return f"the faults on connection {conn.number} kept the producer's end from it: {got}"
 
 
 def check_bounded(obs: Observation) -> Check:
     """I6: the producer held at most C_cap + 1 messages (the channel plus the one in hand)."""
     if obs.producer_max_held is None:
-        return Check("I6", None, "not judged: external producer")
+        unknown = "not judged: what a producer tearline did not write holds is not known"
+        return Check("I6", None, unknown)
     bound = obs.channel_capacity + 1
     ok = obs.producer_max_held <= bound
     return Check(
@@ -231,11 +234,26 @@ def check_fidelity(obs: Observation) -> Check:
         ]
         if not fired:
             where = "any connection" if fault.connection == 0 else f"connection {fault.connection}"
-            return Check("I5", False, f"{fault.kind} ({fault.direction}, {where}) never fired")
+            why = _why_unfired(obs.timeline, fault)
+            return Check("I5", False, f"{fault.kind} ({fault.direction}, {where}) never fired{why}")
     unseen = obs.timeline.fired("boundary-unobserved")
     if unseen:
         return Check("I5", False, f"{len(unseen)} read boundaries not observed by the consumer")
     return Check("I5", True, f"{len(obs.timeline.faults)} fault applications on the wire")
+
+
+def _why_unfired(timeline: Timeline, fault: DeclaredFault) -> str:
+    """Why a fault never fired, as the wire shows it: the stage said why (its position is
+    not in the stream), or the leg ended before the fault's place came."""
+    for record in timeline.fired("unreached"):
+        mine = record.direction == fault.direction and fault.connection in (0, record.connection)
+        if mine and record.detail.startswith(f"{fault.kind}: "):
+            return f": {record.detail.removeprefix(f'{fault.kind}: ')}"
+    connection = fault.connection or 1
+    end = timeline.end_of(connection, fault.direction)
+    if end is None:
+        return ""
+    return f": the leg ended ({end.how}) after {end.written} bytes, before the fault's place"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,10 +1,11 @@
-"""Resolve fault positions against a prepared link, and say before a case runs what cannot be.
+"""Fault positions on a prepared link: the previews of ``tearline validate``, ``list`` and
+``hunt``'s plans, never where a case's faults are placed.
 
-The reference producer is deterministic, so the bytes it writes on a clean connection are known
-before the case runs (``prepared.py``): frame, UTF-8 character and content positions become
-byte offsets by looking at those bytes. The proxy's timeline later proves the fault landed
-where declared (I5). Without a prepared link (``OffsetsLocator``: an upstream direction, your
-own producer, ``tearline proxy``) only byte offsets exist.
+The reference producer is deterministic, so the bytes it writes on a clean connection for the
+reference consumer are known before anything runs (``prepared.py``): frame, UTF-8 character
+and content positions become byte offsets by looking at those bytes. That is a prediction: a
+case places its faults on the live stream (``live.py``), where a consumer with another
+request, or another producer, puts the bytes elsewhere.
 
 ``placement_problem`` and ``check_positions`` say before anything runs whether a fault (a list
 of faults) can be placed; their errors carry the key path of what cannot.
@@ -20,6 +21,7 @@ from harness.faults.bogus_length import BogusLength, encode_length
 from harness.faults.config import Fault
 from harness.faults.position import Position
 from harness.faults.stage import Locator
+from harness.link.live import LinkTraits, LiveStream
 from harness.link.prepared import PreparedLink
 
 
@@ -102,29 +104,6 @@ class PreparedLocator:
         return start
 
 
-class OffsetsLocator:
-    """Locator for a direction without a prepared link (upstream, your own producer,
-    ``tearline proxy``): byte offsets only."""
-
-    def offset(self, position: Position) -> int:
-        if position.offset is None:
-            raise PositionError(
-                "without the link's expected wire (upstream, or your own producer) only "
-                "offset and after_ms positions can be placed",
-                path=(position.anchor,),
-            )
-        return position.offset
-
-    def not_before(self, position: Position) -> int:
-        return self.offset(position)
-
-    def frame_span(self, index: int) -> tuple[int, int]:
-        raise PositionError("frame positions need the link's expected wire", path=("frame",))
-
-    def length_field(self, index: int) -> tuple[int, int]:
-        raise PositionError("frame positions need the link's expected wire", path=("frame",))
-
-
 def placement_problem(fault: Fault, locator: Locator) -> HarnessError | None:
     """The first position, frame or length of ``fault`` that cannot be placed with
     ``locator``, as an error whose path starts at the fault's key (``at``, ``frame``,
@@ -155,12 +134,11 @@ def placement_problem(fault: Fault, locator: Locator) -> HarnessError | None:
 def check_positions(faults: Sequence[Fault], downstream: Locator) -> HarnessError | None:
     """None if every fault can be placed, else the first problem (path ``faults[i]...``).
 
-    Downstream faults are placed with ``downstream`` (the prepared link, or offsets only),
-    upstream ones by byte offset only. Checked before a case runs, so a mistake is reported
-    as such instead of surfacing inside the proxy in the middle of the case.
+    Downstream faults are placed with ``downstream`` (the prepared link), upstream ones on a
+    raw stream (offsets, matches, characters and times).
     """
     for index, fault in enumerate(faults):
-        locator = downstream if fault.direction == "downstream" else OffsetsLocator()
+        locator = downstream if fault.direction == "downstream" else LiveStream(LinkTraits())
         problem = placement_problem(fault, locator)
         if problem is not None:
             return problem.within("faults", index)

@@ -9,6 +9,7 @@ runner, the external-consumer contract and the command line alike.
 
 from __future__ import annotations
 
+from harness.link.live import LinkTraits
 from harness.link.prepared import PreparedLink, prepare
 from harness.scenario.model import EnvelopeConfig, Link, MessagesConfig, Scenario, TokensConfig
 from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
@@ -83,6 +84,12 @@ def producer_config(link: Link, spec: LinkSpec | None = None) -> ProducerConfig:
         resume=link.producer.mode == "continue",
         channel_capacity=link.producer.channel_capacity_chunks,
     )
+
+
+def link_traits(link: Link, spec: LinkSpec | None = None) -> LinkTraits:
+    """What the proxy decodes the producer's live stream with."""
+    spec = spec or link_spec(link)
+    return LinkTraits(link.framing, spec.options, link.payload, spec.tokens.profile)
 
 
 def prepared_link(scenario: Scenario) -> PreparedLink:

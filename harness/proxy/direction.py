@@ -11,8 +11,8 @@ and rebuilds its chain on its next step.
 
 Items become wire events here: bytes, a read boundary (wait until the peer has read everything,
 ``drain.py``), FIN, RST or half-close. EOF from the source is forwarded as a half-close
-(``send_eof``), so the other direction keeps working (failure catalogue case 61). Everything
-written goes into the ``Timeline``.
+(``close_write``: a FIN, or TLS's close_notify), so the other direction keeps working
+(failure catalogue case 61). Everything written goes into the ``Timeline``.
 """
 
 from __future__ import annotations
@@ -20,6 +20,7 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol, runtime_checkable
 
 import trio
 
@@ -29,9 +30,25 @@ from harness.faults.stage import BaseStage, Chain, Stage
 from harness.judging.timeline import HowEnded, Timeline
 from harness.proxy.drain import proc_key, wait_drained
 from harness.proxy.plans import FaultPlan, NamedFault
-from harness.proxy.sockio import read_some, reset, send_all
+from harness.proxy.sockio import Endpoint
 
 StageFactory = Callable[[str, Fault], Stage]
+
+
+@runtime_checkable
+class Watcher(Protocol):
+    """Sees one leg as it flows: every read of its source before the faults (``observe``),
+    the source's end, every write to its destination after them, and how the leg ended.
+    A live locator is one (``harness/link/live.py``)."""
+
+    def observe(self, data: bytes) -> None: ...
+
+    def observe_end(self, how: str) -> None: ...
+
+    def observe_written(self, data: bytes) -> None: ...
+
+    def observe_closed(self, how: str) -> None: ...
+
 
 _BROKEN = (trio.BrokenResourceError, trio.ClosedResourceError)
 
@@ -41,8 +58,8 @@ class Connection:
     """One consumer connection and its upstream connection, shared by both directions."""
 
     number: int
-    client: trio.SocketStream
-    upstream: trio.SocketStream
+    client: Endpoint
+    upstream: Endpoint
     started: float
     scope: trio.CancelScope = field(default_factory=trio.CancelScope)
     #: set by the first direction that tears the whole connection down (RST, FIN, error)
@@ -53,12 +70,13 @@ class Connection:
 
 @dataclass(slots=True)
 class Leg:
-    """One direction: its source and destination sockets and where it is recorded."""
+    """One direction: its source and destination endpoints (plaintext, whether the wire is
+    TCP or TLS: ``sockio.py``) and where it is recorded."""
 
     conn: Connection
     direction: Direction
-    src: trio.SocketStream
-    dst: trio.SocketStream
+    src: Endpoint
+    dst: Endpoint
     timeline: Timeline
     read_bytes: int
     split_timeout_s: float
@@ -66,7 +84,8 @@ class Leg:
     #: makes the stage of one named fault for this leg (placement checked)
     build: StageFactory | None = None
     #: sees every read of the source before any fault does (a live locator decoding frames)
-    observe: Callable[[bytes], None] | None = None
+    #: sees the leg as it flows (a live locator), if any
+    watcher: Watcher | None = None
     #: the source reset the connection (its Close("rst") is the peer's, not a fault's)
     peer_reset: bool = False
     _built: dict[str, tuple[Fault, Stage]] = field(default_factory=dict)
@@ -107,12 +126,14 @@ class Leg:
                 await self.close("rst", peer=True)
                 return True, None
             try:
-                await send_all(self.dst, item.data)
+                await self.dst.send_all(item.data)
             except _BROKEN:
                 await self.close("error")
                 return True, None
             now = trio.current_time()
             self.timeline.wrote(now, conn.number, direction, item.data, digest=False)
+            if self.watcher is not None:
+                self.watcher.observe_written(item.data)
 
     async def run_chain(self, pending: Item | None = None) -> None:
         """Drive the leg's chain until the destination leg ends (see the module docstring);
@@ -184,14 +205,19 @@ class Leg:
     async def _read_item(self) -> Item:
         """The next read as an item: a Chunk, End at EOF, Close("rst") when the source reset."""
         try:
-            data = await read_some(self.src, self.read_bytes)
+            data = await self.src.read_some(self.read_bytes)
         except _BROKEN:
             self.peer_reset = True
+            if self.watcher is not None:
+                self.watcher.observe_end("rst")
             return Close("rst")
+        if self.watcher is not None:
+            if not data:
+                self.watcher.observe_end("eof")
+            else:
+                self.watcher.observe(data)
         if not data:
             return End()
-        if self.observe is not None:
-            self.observe(data)
         offset = self.conn.read[self.direction]
         self.conn.read[self.direction] += len(data)
         return Chunk(data, offset)
@@ -213,6 +239,8 @@ class Leg:
         recorded = HowEnded.PEER_RST if peer else HowEnded(how)
         read = conn.read.get(self.direction, 0)
         self.timeline.ended(trio.current_time(), conn.number, self.direction, recorded, read)
+        if self.watcher is not None:
+            self.watcher.observe_closed(recorded)
         if recorded is HowEnded.ERROR and self.direction == "upstream":
             return
         if recorded in (HowEnded.RST, HowEnded.PEER_RST, HowEnded.FIN, HowEnded.ERROR):
@@ -220,12 +248,12 @@ class Leg:
             conn.scope.cancel()
         try:
             if how == "rst":
-                reset(dst)
+                dst.reset()
                 await dst.aclose()
             elif how in ("fin", "error"):
-                await dst.aclose()
+                await dst.aclose()  # over TLS: close_notify first, so a FIN stays a clean end
             else:  # "eof" (source ended) and "half" (fault): half-close, keep the reverse open
-                await dst.send_eof()
+                await dst.close_write()  # over TLS: close_notify, the reverse still read
         except _BROKEN:
             pass  # the peer is gone already; the end is recorded
 
@@ -249,13 +277,15 @@ class _Writer:
         leg = self.leg
         if isinstance(item, Chunk | Heartbeat):
             try:
-                await send_all(leg.dst, item.data)
+                await leg.dst.send_all(item.data)
             except _BROKEN:
                 await leg.close("error")
                 return True
             kind = "data" if isinstance(item, Chunk) else item.kind
             now = trio.current_time()
             leg.timeline.wrote(now, leg.conn.number, leg.direction, item.data, kind)
+            if leg.watcher is not None:
+                leg.watcher.observe_written(item.data)
             return False
         if isinstance(item, Boundary):
             observed = await wait_drained(leg.dst.socket, self.key, leg.split_timeout_s)

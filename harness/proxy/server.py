@@ -9,6 +9,9 @@ seeded from the case seed and where the fault sits, and the direction's locator.
 A case's proxy records everything in one ``Timeline``. A proxy that runs for days (``tearline
 proxy``, the control API) passes a ``ConnectionStore`` instead: each connection is recorded in
 a timeline of its own, which the store keeps for a while and drops (``harness/control/events.py``).
+
+With ``ProxyConfig.tls`` the proxy terminates TLS toward the consumer and/or originates it
+toward the upstream (``tlsio.py``); the legs carry plaintext either way (``sockio.py``).
 """
 
 from __future__ import annotations
@@ -17,19 +20,21 @@ import contextlib
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, runtime_checkable
+from typing import Protocol
 
 import trio
 
-from harness.errors import PositionError
+from harness.errors import HarnessError, PositionError
 from harness.faults.config import Fault
 from harness.faults.items import Direction
 from harness.faults.stage import LinkShape, Locator, Stage, StageContext
 from harness.judging.timeline import HowEnded, Timeline
-from harness.link.locator import OffsetsLocator, placement_problem
-from harness.proxy.direction import Connection, Leg
+from harness.link.live import LinkTraits, LiveStream
+from harness.link.locator import placement_problem
+from harness.proxy.direction import Connection, Leg, Watcher
 from harness.proxy.plans import FaultPlan, named
-from harness.proxy.sockio import reset
+from harness.proxy.sockio import Endpoint, PlainEndpoint, TlsEndpoint, reset
+from harness.proxy.tlsio import ProxyTls, TlsError, originate, terminate
 
 READ_BYTES = 256 * 1024
 SPLIT_TIMEOUT_S = 5.0  # a loaded machine can keep a consumer process from reading for a while
@@ -51,13 +56,6 @@ class ConnectionStore(Protocol):
         ...
 
 
-@runtime_checkable
-class StreamObserver(Protocol):
-    """A locator that learns the stream as it flows (it sees every read before the faults)."""
-
-    def observe(self, data: bytes) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class ProxyConfig:
     upstream: tuple[str, int]
@@ -74,6 +72,8 @@ class ProxyConfig:
     #: opens the upstream connection (default: a TCP connection to ``upstream``); raising
     #: OSError makes it unreachable. The control API resolves its upstream string here.
     connect: Callable[[], Awaitable[trio.SocketStream]] | None = None
+    #: TLS toward the consumer and/or the upstream (None: plain TCP on both sides)
+    tls: ProxyTls | None = None
 
 
 class _Recorder:
@@ -86,9 +86,11 @@ class _Recorder:
         self.timeline.fault(*where, name, offset, detail, self.source)
 
 
-def _describe(err: BaseException) -> str:
+def _describe(err: BaseException, number: int) -> str:
     """The error that caused ``err`` (an exception group's first leaf that is not the
-    fallout, a socket broken because a sibling task died), as ``Type: message``."""
+    fallout, a socket broken because a sibling task died): a harness error as its own line
+    (a fault that cannot be placed: the same on every connection), anything else (a bug) as
+    ``connection N: Type: message``."""
     leaves: list[BaseException] = []
 
     def walk(e: BaseException) -> None:
@@ -101,7 +103,9 @@ def _describe(err: BaseException) -> str:
     walk(err)
     fallout = (trio.BrokenResourceError, trio.ClosedResourceError)
     cause = next((e for e in leaves if not isinstance(e, fallout)), leaves[0])
-    return f"{type(cause).__name__}: {cause}"
+    if isinstance(cause, HarnessError):
+        return cause.text
+    return f"connection {number}: {type(cause).__name__}: {cause}"
 
 
 class Proxy:
@@ -185,17 +189,18 @@ class Proxy:
             self.store.closed(number, trio.current_time())
 
     async def _connection(
-        self, client: trio.SocketStream, number: int, now: float, timeline: Timeline
+        self, transport: trio.SocketStream, number: int, now: float, timeline: Timeline
     ) -> None:
-        upstream = await self._connect_upstream(number)
-        if upstream is None:
+        client = await self._accept(transport, number)
+        upstream = None if client is None else await self._connect_upstream(number, client)
+        if client is None or upstream is None:
             timeline.ended(now, number, "downstream", HowEnded.ERROR, 0)
-            reset(client)
-            await client.aclose()
+            reset(transport)
+            await transport.aclose()
             return
         self._log(f"connection {number}: open")
         conn = Connection(number, client, upstream, now)
-        async with client, upstream:
+        async with contextlib.aclosing(client), contextlib.aclosing(upstream):
             try:
                 with conn.scope:
                     async with trio.open_nursery() as nursery:
@@ -206,17 +211,47 @@ class Proxy:
                 # A fault that cannot run here (a PositionError) or a harness bug. Raising would
                 # crash every connection, and trio can lose the exception in the teardown:
                 # record it, and cut the consumer off so that it cannot take this for an end.
-                self._error(f"connection {number}: {_describe(err)}")
+                self._error(_describe(err, number))
                 if timeline.end_of(number, "downstream") is None:
                     read = conn.read["downstream"]
                     when = trio.current_time()
                     timeline.ended(when, number, "downstream", HowEnded.ERROR, read)
                 with contextlib.suppress(OSError):  # already closed by a leg's end
-                    reset(client)
+                    client.reset()
                 return
         self._log(f"connection {number}: closed")
 
-    async def _connect_upstream(self, number: int) -> trio.SocketStream | None:
+    async def _accept(self, transport: trio.SocketStream, number: int) -> Endpoint | None:
+        """The consumer's end: plain, or TLS once its handshake is done (None if it failed)."""
+        tls = self.config.tls
+        if tls is None or tls.terminate is None:
+            return PlainEndpoint(transport)
+        try:
+            stream = await terminate(transport, tls.terminate, tls.handshake_timeout_s)
+        except TlsError as err:
+            self._error(f"connection {number}: TLS handshake with the consumer failed: {err}")
+            return None
+        return TlsEndpoint(stream)
+
+    async def _connect_upstream(self, number: int, client: Endpoint) -> Endpoint | None:
+        """The upstream's end, plain or TLS (offering the protocol the consumer chose), or
+        None when it cannot be had (recorded in ``errors``)."""
+        transport = await self._dial_upstream(number)
+        tls = self.config.tls
+        if transport is None or tls is None or tls.originate is None:
+            return None if transport is None else PlainEndpoint(transport)
+        chosen = client.stream.selected_alpn_protocol() if isinstance(client, TlsEndpoint) else None
+        alpn = (chosen,) if chosen else tls.alpn
+        try:
+            stream = await originate(transport, tls.originate, alpn, tls.handshake_timeout_s)
+        except TlsError as err:
+            host, port = self.config.upstream
+            self._error(f"connection {number}: upstream {host}:{port}: TLS: {err}")
+            await transport.aclose()
+            return None
+        return TlsEndpoint(stream)
+
+    async def _dial_upstream(self, number: int) -> trio.SocketStream | None:
         host, port = self.config.upstream
         connect = self.config.connect
         with trio.move_on_after(self.config.connect_timeout_s):
@@ -241,11 +276,11 @@ class Proxy:
         conn: Connection,
         timeline: Timeline,
         direction: Direction,
-        src: trio.SocketStream,
-        dst: trio.SocketStream,
+        src: Endpoint,
+        dst: Endpoint,
     ) -> None:
         config = self.config
-        factory = config.locators or (lambda d, n: OffsetsLocator())
+        factory = config.locators or (lambda d, n: LiveStream(LinkTraits()))
         locator = factory(direction, conn.number)
 
         def build(name: str, fault: Fault) -> Stage:
@@ -274,7 +309,7 @@ class Proxy:
             config.split_timeout_s,
             plan=self.plan,
             build=build,
-            observe=locator.observe if isinstance(locator, StreamObserver) else None,
+            watcher=locator if isinstance(locator, Watcher) else None,
         )
         await leg.run()
 

@@ -1,9 +1,17 @@
-"""Socket I/O for the proxy's hot path: straight ``os.read``/``os.write`` on trio's sockets.
+"""The proxy's two ends of a connection as endpoints: plain TCP, the hot path, or TLS.
 
-trio's ``receive_some``/``send_all`` cost a third more per small message than these (the
-conflict detector, their sandwich of checkpoints; ``benchmarks/bench_proxy.py``). Reading
-before waiting measured faster than waiting first, even for ping-pong traffic. Errors are
-trio's: ``BrokenResourceError``, or ``ClosedResourceError`` if the socket was closed meanwhile.
+A leg reads its source and writes its destination through an ``Endpoint``: ``read_some``,
+``send_all``, ``reset`` (make the coming close an RST), ``close_write`` (half-close) and
+``aclose``. Faults and watchers see what these return and take: plaintext, whatever the wire.
+
+``PlainEndpoint`` is straight ``os.read``/``os.write`` on trio's sockets: trio's
+``receive_some``/``send_all`` cost a third more per small message than these (the conflict
+detector, their sandwich of checkpoints; ``benchmarks/bench_proxy.py``). Reading before waiting
+measured faster than waiting first, even for ping-pong traffic. ``TlsEndpoint`` is a
+``TlsStream`` (``reference_impl/tls_stream.py``): its ``close_write`` sends close_notify and
+keeps reading (TLS 1.3's half-close), its ``reset`` sends no close_notify and closes with
+SO_LINGER 0. Errors are trio's: ``BrokenResourceError``, or ``ClosedResourceError`` if the
+endpoint was closed meanwhile.
 """
 
 from __future__ import annotations
@@ -11,37 +19,103 @@ from __future__ import annotations
 import os
 import socket
 import struct
+from typing import Protocol
 
 import trio
 
+from reference_impl.tls_stream import TlsStream
 
-async def read_some(stream: trio.SocketStream, max_bytes: int) -> bytes:
-    """Up to ``max_bytes`` read straight from the socket (b"" at EOF); a checkpoint."""
-    sock = stream.socket
-    await trio.lowlevel.checkpoint()
-    while True:
-        try:
-            return os.read(sock.fileno(), max_bytes)
-        except BlockingIOError:
-            await trio.lowlevel.wait_readable(sock)
-        except OSError as err:
-            raise trio.BrokenResourceError(str(err)) from err
+_LINGER_ZERO = struct.pack("ii", 1, 0)
 
 
-async def send_all(stream: trio.SocketStream, data: bytes) -> None:
-    """Write all of ``data`` straight to the socket, waiting only when its buffer is full (the
-    caller's ``read_some`` is the checkpoint)."""
-    sock = stream.socket
-    view = memoryview(data)
-    while view:
-        try:
-            view = view[os.write(sock.fileno(), view) :]
-        except BlockingIOError:
-            await trio.lowlevel.wait_writable(sock)
-        except OSError as err:
-            raise trio.BrokenResourceError(str(err)) from err
+class Endpoint(Protocol):
+    """One end of a proxied connection, as a leg uses it."""
+
+    #: the TCP socket underneath (``drain.py`` reads its queues)
+    socket: trio.socket.SocketType
+
+    async def read_some(self, max_bytes: int) -> bytes: ...
+
+    async def send_all(self, data: bytes) -> None: ...
+
+    def reset(self) -> None: ...
+
+    async def close_write(self) -> None: ...
+
+    async def aclose(self) -> None: ...
+
+
+class PlainEndpoint:
+    """A TCP connection, read and written straight on its socket."""
+
+    __slots__ = ("socket", "stream")
+
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.socket = stream.socket
+
+    async def read_some(self, max_bytes: int) -> bytes:
+        """Up to ``max_bytes`` read straight from the socket (b"" at EOF); a checkpoint."""
+        sock = self.socket
+        await trio.lowlevel.checkpoint()
+        while True:
+            try:
+                return os.read(sock.fileno(), max_bytes)
+            except BlockingIOError:
+                await trio.lowlevel.wait_readable(sock)
+            except OSError as err:
+                raise trio.BrokenResourceError(str(err)) from err
+
+    async def send_all(self, data: bytes) -> None:
+        """Write all of ``data`` straight to the socket, waiting only when its buffer is full
+        (the caller's ``read_some`` is the checkpoint)."""
+        sock = self.socket
+        view = memoryview(data)
+        while view:
+            try:
+                view = view[os.write(sock.fileno(), view) :]
+            except BlockingIOError:
+                await trio.lowlevel.wait_writable(sock)
+            except OSError as err:
+                raise trio.BrokenResourceError(str(err)) from err
+
+    def reset(self) -> None:
+        """Make the coming close an RST: SO_LINGER on with a zero timeout."""
+        self.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_ZERO)
+
+    async def close_write(self) -> None:
+        await self.stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
+
+
+class TlsEndpoint:
+    """A TLS connection whose handshake is done; the proxy reads and writes its plaintext."""
+
+    __slots__ = ("socket", "stream")
+
+    def __init__(self, stream: TlsStream) -> None:
+        self.stream = stream
+        self.socket = stream.socket
+
+    async def read_some(self, max_bytes: int) -> bytes:
+        return await self.stream.receive_some(max_bytes)
+
+    async def send_all(self, data: bytes) -> None:
+        await self.stream.send_all(data)
+
+    def reset(self) -> None:
+        self.stream.reset()
+
+    async def close_write(self) -> None:
+        """close_notify: TLS's end of this direction (the peer's direction stays open)."""
+        await self.stream.send_eof()
+
+    async def aclose(self) -> None:
+        await self.stream.aclose()
 
 
 def reset(stream: trio.SocketStream) -> None:
-    """Make the coming close an RST: SO_LINGER on with a zero timeout."""
-    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    """Make the coming close of a TCP stream an RST (SO_LINGER on with a zero timeout)."""
+    stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, _LINGER_ZERO)

@@ -23,7 +23,7 @@ tenth of a second; a test checks the frames are byte for byte what scapy's layer
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -179,9 +179,15 @@ def case_packets(timeline: Timeline) -> list[Packet]:
 def write_pcap(timeline: Timeline, path: str | Path, *, base_time: float = 0.0) -> int:
     """Write the capture of ``timeline``; ``base_time`` (epoch seconds) is when it started.
     Returns the number of packets."""
+    packets = case_packets(timeline)
+    write_packets(packets, path, base_time=base_time)
+    return len(packets)
+
+
+def write_packets(packets: Sequence[Packet], path: str | Path, *, base_time: float = 0.0) -> None:
+    """Write ``packets`` (times relative to ``base_time``, epoch seconds) as a pcap file."""
     from scapy.utils import RawPcapWriter  # noqa: PLC0415
 
-    packets = case_packets(timeline)
     writer: Any = RawPcapWriter(str(path), linktype=1, sync=False)  # 1: Ethernet
     try:
         writer.write_header(None)
@@ -191,4 +197,3 @@ def write_pcap(timeline: Timeline, path: str | Path, *, base_time: float = 0.0) 
             writer.write_packet(packet.frame, sec=sec, usec=int((stamp - sec) * 1_000_000))
     finally:
         writer.close()
-    return len(packets)

@@ -25,7 +25,7 @@ from harness.judging.timeline import Timeline
 from harness.reports.summary import fault_family, is_failing, observed_label, totals
 from reference_impl.report import ConsumerReport
 
-RESULTS_VERSION = 1
+RESULTS_VERSION = 2
 SCHEMA_FILE = "results.schema.json"
 DETAIL_MODES = ("failing", "all")
 _PLAIN = (bool, int, float, str)
@@ -73,7 +73,7 @@ def jsonable(value: object) -> Any:
     return str(value)
 
 
-def _observed(report: ConsumerReport | None) -> dict[str, Any] | None:
+def _observed(report: ConsumerReport | None, full: bool) -> dict[str, Any] | None:
     if report is None:
         return None
     return {
@@ -86,17 +86,25 @@ def _observed(report: ConsumerReport | None) -> dict[str, Any] | None:
         "accepted_bytes": sum(a.size for a in report.accepted),
         "reads": report.reads,
         "detail": report.detail,
-        "connections": [flat(c) for c in report.connections],
+        "connections": [flat(c) for c in report.connections] if full else None,
     }
+
+
+def _timed(record: Any) -> dict[str, Any]:
+    """A timeline record with its time to the microsecond (what a clock on a loaded machine
+    can tell apart; 17 digits of a float are noise and bytes)."""
+    fields = flat(record)
+    fields["t"] = round(fields["t"], 6)
+    return fields
 
 
 def _timeline(timeline: Timeline, wire_bytes: int | None, segments: bool) -> dict[str, Any]:
     return {
         "wire_bytes": wire_bytes,
-        "segments": [flat(s) for s in timeline.segments] if segments else None,
+        "segments": [_timed(s) for s in timeline.segments] if segments else None,
         "segments_dropped": timeline.segments_dropped,
-        "faults": [flat(f) for f in timeline.faults],
-        "ends": [flat(e) for e in timeline.ends],
+        "faults": [_timed(f) for f in timeline.faults],
+        "ends": [_timed(e) for e in timeline.ends],
         "legs": [
             {
                 "connection": leg.connection,
@@ -106,7 +114,9 @@ def _timeline(timeline: Timeline, wire_bytes: int | None, segments: bool) -> dic
                 "capped": leg.capped,
             }
             for leg in timeline.legs.values()
-        ],
+        ]
+        if segments
+        else None,
     }
 
 
@@ -114,6 +124,9 @@ def case_record(result: CaseResult, pcap: str | None, detail: str = "failing") -
     """One entry of ``cases``; ``pcap`` is the capture's path relative to the report folder;
     ``detail``: list the segments of failing cases only, or of ``"all"``."""
     segments = detail == "all" or is_failing(result)
+    # A passing case's checks all say "ok" (their evidence is in the page's details); a case
+    # that did not pass keeps every check with its evidence, its reason.
+    checks = [flat(c) for c in result.checks] if segments else None
     return {
         "id": result.case_id,
         "scenario": result.scenario,
@@ -131,8 +144,8 @@ def case_record(result: CaseResult, pcap: str | None, detail: str = "failing") -
         "params": {name: jsonable(value) for name, value in result.params},
         "expected": result.expected,
         "observed_label": observed_label(result),
-        "observed": _observed(result.report),
-        "checks": [flat(c) for c in result.checks],
+        "observed": _observed(result.report, segments),
+        "checks": checks,
         "duration_s": round(result.duration_s, 6),
         "timeline": _timeline(result.timeline, result.wire_bytes, segments),
         "pcap": pcap,

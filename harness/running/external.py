@@ -8,6 +8,10 @@ program connects, consumes one stream, and prints its report (one JSON object, s
 ``reference_impl/report.py``) as the last line of its standard output. A program that hangs is
 killed at the case deadline (no verdict); one that exits without a valid report has no verdict
 either, and the diagnosis quotes its exit status and the tail of its standard error.
+
+Over TLS (``link.tls``) the program connects with TLS and is given the run CA's file as
+``{ca_file}`` (``TEARLINE_CA_FILE``) and in the variables common clients read their trust store
+from (``TRUST_STORE_VARIABLES``), so most trust the proxy without a change of code.
 """
 
 from __future__ import annotations
@@ -20,12 +24,15 @@ from dataclasses import dataclass, field
 
 import trio
 
+from harness.running.tls import ca_file
 from harness.scenario import Link, TokensConfig
 from reference_impl.report import MAX_REPORT_BYTES, ConsumerReport, ReportFormatError, from_json
 
 STDERR_TAIL = 300
 #: how long a program's pipes may stay open after it exited (a child of it holding them)
 PIPE_GRACE_S = 1.0
+#: where OpenSSL (Python's ssl, curl, httpx, aiohttp), requests and gRPC find the CAs to trust
+TRUST_STORE_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "GRPC_DEFAULT_SSL_ROOTS_FILE_PATH")
 
 
 def contract_values(
@@ -55,6 +62,8 @@ def contract_values(
         "pause_ms": f"{link.consumer.pause_ms:g}",
         "unframed": str(link.consumer.unframed).lower(),
         "deadline_ms": f"{deadline_ms:g}",
+        "tls": str(link.tls).lower(),
+        "ca_file": ca_file(link),
     }
 
 
@@ -67,6 +76,8 @@ def command_for(
     argv = [_substitute(arg, values) for arg in link.consumer.command]
     env = dict(os.environ)
     env.update({f"TEARLINE_{key.upper()}": value for key, value in values.items()})
+    if link.tls:
+        env.update(dict.fromkeys(TRUST_STORE_VARIABLES, values["ca_file"]))
     return argv, env
 
 

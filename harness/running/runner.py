@@ -1,31 +1,37 @@
 """Run one case: producer, proxy and consumer in one nursery, under the case's deadline.
 
-The case's link is prepared once (``harness.link.prepared``: the clean stream and where its
-messages are), its fault positions are checked against it before anything listens, and
-whatever happens (a hung or crashed consumer, an unreachable upstream, a position the stream
-does not have) ends as a judged ``CaseResult``: the runner never raises for a case. Harness
-errors become the ``error`` outcome here, and only here.
+The proxy decodes the producer's stream as it relays it (``harness.link.wire``): the faults
+are placed on that live stream and the judge reads what the producer sent from it, the same
+for tearline's producer and anyone else's. Whatever happens (a hung or crashed consumer, an
+unreachable upstream, a position the stream never reaches) ends as a judged ``CaseResult``:
+the runner never raises for a case. Harness errors become the ``error`` outcome here, and
+only here.
 """
 
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from functools import partial
 
 import trio
 
-from harness.errors import HarnessError
-from harness.faults.stage import LinkShape, Locator
+from harness.errors import HarnessError, harness_error_in
+from harness.faults.stage import LinkShape
 from harness.judging.judge import DeclaredFault, Observation, judge
 from harness.judging.results import CaseResult, Check, Outcome, Target, expectation_text
 from harness.judging.timeline import Timeline
-from harness.link.locator import OffsetsLocator, PreparedLocator, check_positions
-from harness.link.prepared import MAX_SPANS_KEPT, PreparedLink, prepare
-from harness.link.reference import consumer_policy, link_spec, producer_config
-from harness.link.unseen import unseen_changes
+from harness.judging.wire import WireConnection
+from harness.link.prepared import MAX_SPANS_KEPT
+from harness.link.reference import consumer_policy, link_spec, link_traits, producer_config
+from harness.link.wire import CaseWire
 from harness.proxy.server import Proxy, ProxyConfig
+from harness.record.replay import ReplayProducer
 from harness.running.external import ProgramOutput, run_external_consumer
+from harness.running.tls import consumer_tls, producer_tls, proxy_tls
 from harness.scenario import Case, Link
+from harness.scenario.model import split_upstream
 from reference_impl.consumer import run_consumer
 from reference_impl.link import LinkSpec
 from reference_impl.producer import Producer
@@ -49,7 +55,8 @@ async def _consume(link: Link, spec: LinkSpec, port: int, run: _Run, deadline_ms
         run.report, run.problem = await run_python_consumer(link, LOOPBACK, port)
         return
     if link.consumer.command is None:
-        run.report = await run_consumer(LOOPBACK, port, consumer_policy(link, spec))
+        policy = consumer_policy(link, spec)
+        run.report = await run_consumer(LOOPBACK, port, policy, consumer_tls(link))
         return
     run.output = ProgramOutput()
     run.report, run.problem = await run_external_consumer(
@@ -70,46 +77,54 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     scenario, seed = case.scenario, case.seed if seed is None else seed
     link = scenario.link
     spec = link_spec(link)
-    external = link.producer.upstream is not None
+    external = link.producer.external  # yours, or a recording of it
     timeline = Timeline()
     run, producer = _Run(), Producer(producer_config(link, spec))
-    known: PreparedLink | None = None
+    wire = CaseWire(link_traits(link, spec), scenario.faults)
     try:
-        known = None if external else prepare(spec)
-        locator = OffsetsLocator() if known is None else PreparedLocator(known)
-        problem = check_positions(scenario.faults, locator)
-        if problem is not None:
-            raise problem
-        harness_error = await _run_wired(case, seed, spec, locator, producer, timeline, run)
+        harness_error = await _run_wired(case, seed, spec, wire, producer, timeline, run)
     except HarnessError as err:
         harness_error = err.text
+    except ExceptionGroup as group:  # raised inside the case's nursery (a replay's recording)
+        if (found := harness_error_in(group)) is None:
+            raise
+        harness_error = found.text
+    connections = wire.connections(timeline)
+    if external and not harness_error:
+        harness_error = _setup_problems(connections, link.framing)
     report, cuts = (None, ()) if run.report is None else bounded(run.report)
     obs = Observation(
         report=report,
         timeline=timeline,
         declared=tuple(DeclaredFault(f.kind, f.connection, f.direction) for f in scenario.faults),
-        producer_sent=None if external else tuple(tuple(c.sent) for c in producer.log.connections),
+        wire=connections,
         producer_max_held=None
         if external
         else max((c.max_held for c in producer.log.connections), default=0),
         channel_capacity=link.producer.channel_capacity_chunks,
-        payload_end=None if known is None else known.commit_end,
-        content_messages=None if known is None else known.content_messages,
         resumes=link.producer.mode == "continue",
         consumer_problem=run.problem,
         harness_error=harness_error,
         report_cuts=cuts,
         foreign=not _target(link).is_reference,
-        previews={} if known is None else known.previews(),
-        delivered_as=()
-        if known is None
-        else tuple((u.sent, u.delivered) for u in unseen_changes(known, scenario.faults)),
+        previews=wire.previews(),
     )
     verdict = judge(scenario.expect, obs)
     outcome = (verdict.outcome, verdict.diagnosis, verdict.checks)
     return replace(
-        _result(case, seed, outcome, started, report, timeline, known), grade=verdict.grade
+        _result(case, seed, outcome, started, report, timeline, wire), grade=verdict.grade
     )
+
+
+def _setup_problems(connections: Sequence[WireConnection], framing: str) -> str:
+    """A producer that does not speak the link's framing is a setup error, not a consumer's."""
+    for conn in connections:
+        if conn.setup_problem:
+            return (
+                f"upstream does not speak {framing} (connection {conn.number}): "
+                f"{conn.setup_problem}"
+            )
+    return ""
 
 
 def _result(
@@ -119,11 +134,12 @@ def _result(
     started: float,
     report: ConsumerReport | None,
     timeline: Timeline,
-    known: PreparedLink | None,
+    wire: CaseWire | None,
 ) -> CaseResult:
     scenario, link = case.scenario, case.scenario.link
     outcome, diagnosis, checks = judged
     origin = scenario.origin
+    first = None if wire is None else wire.streams.get(("downstream", 1))
     return CaseResult(
         case_id=case.case_id,
         scenario=scenario.name,
@@ -141,8 +157,8 @@ def _result(
         duration_s=time.monotonic() - started if started else 0.0,
         report=report,
         timeline=timeline,
-        wire_bytes=None if known is None else known.stream_length,
-        frames=() if known is None else known.spans[:MAX_SPANS_KEPT],
+        wire_bytes=None if first is None else first.seen,
+        frames=() if first is None else first.spans(MAX_SPANS_KEPT),
         target=_target(link),
     )
 
@@ -155,9 +171,12 @@ def error_result(case: Case, seed: int | None, message: str) -> CaseResult:
 
 async def _upstream(link: Link, producer: Producer, nursery: trio.Nursery) -> tuple[str, int]:
     if link.producer.upstream is not None:
-        host, _, port = link.producer.upstream.rpartition(":")
-        return host.strip("[]"), int(port)
-    port = await nursery.start(producer.serve, LOOPBACK, 0)
+        _, host, port = split_upstream(link.producer.upstream)  # TLS or not: ProxyConfig.tls
+        return host, port
+    serve = producer.serve
+    if link.producer.replay is not None:  # a recording played back as the producer
+        serve = ReplayProducer.of(link.producer).serve
+    port = await nursery.start(partial(serve, tls=producer_tls(link)), LOOPBACK, 0)
     return LOOPBACK, port
 
 
@@ -165,7 +184,7 @@ async def _run_wired(
     case: Case,
     seed: int,
     spec: LinkSpec,
-    locator: Locator,
+    wire: CaseWire,
     producer: Producer,
     timeline: Timeline,
     run: _Run,
@@ -182,8 +201,9 @@ async def _run_wired(
                 upstream,
                 scenario.faults,
                 seed=seed,
-                locators=lambda d, n: locator if d == "downstream" else OffsetsLocator(),
+                locators=wire,
                 shape=LinkShape(link.framing, link.framing_options.sse_body == "chunked"),
+                tls=proxy_tls(link),
             )
             proxy = Proxy(config, timeline)
             port = await nursery.start(proxy.serve, LOOPBACK, 0)
@@ -197,4 +217,5 @@ async def _run_wired(
             run.problem += f"; killed; stderr: {run.output.stderr_tail()!r}"
     # The proxy's own failures (unreachable upstream, a fault that could not run) mean the
     # consumer was not tested as declared, whatever it concluded.
-    return "; ".join(proxy.errors) if proxy is not None else ""
+    # (one line per distinct error: a fault that cannot be placed fails every connection alike)
+    return "; ".join(dict.fromkeys(proxy.errors)) if proxy is not None else ""

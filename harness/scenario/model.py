@@ -22,12 +22,14 @@ from harness.config.limits import (
     MAX_MESSAGE_BYTES,
     MAX_MESSAGES,
     MAX_RECONNECTS,
+    MAX_REPLAY_SPEED,
     MAX_SEED,
     MAX_STREAM_BYTES,
 )
 from harness.errors import FieldError, KeyPath
 from harness.faults.config import Fault
 from harness.faults.heartbeat import heartbeat_problem
+from harness.record.format import RecordingFile, recording_framing
 from reference_impl import defaults
 from reference_impl.errors import ErrorCode
 from reference_impl.framing import FramingName
@@ -74,6 +76,22 @@ FunctionRef = Annotated[
 HostPort = Annotated[
     str, Pattern(r"(\[[0-9A-Fa-f:.]+\]|[^\s:\[\]]+):[0-9]{1,5}", "must be host:port")
 ]
+HTTPS = "https://"
+#: ``host:port`` (plain TCP) or ``https://host:port`` (TLS, the certificate verified)
+Upstream = Annotated[
+    str,
+    Pattern(
+        r"(https://)?(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):[0-9]{1,5}",
+        "must be host:port or https://host:port",
+    ),
+]
+
+
+def split_upstream(text: str) -> tuple[bool, str, int]:
+    """``https://host:port`` or ``host:port`` (IPv6 in brackets) as (TLS?, host, port)."""
+    tls = text.startswith(HTTPS)
+    host, _, port = text.removeprefix(HTTPS).rpartition(":")
+    return tls, host.strip("[]"), int(port)
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,8 +179,50 @@ class ProducerConfig:
     channel_capacity_chunks: Annotated[int, Ge(1), Le(MAX_MESSAGES)] = (
         defaults.CHANNEL_CAPACITY_CHUNKS
     )
-    #: host:port of your own producer, used instead of the reference producer
-    upstream: HostPort | None = None
+    #: your own producer, used instead of the reference producer: ``host:port`` (TCP) or
+    #: ``https://host:port`` (TLS, its certificate verified against the system's CAs)
+    upstream: Upstream | None = None
+    #: with an https upstream: a PEM file of the CA that issued its certificate, trusted
+    #: instead of the system's (a private CA)
+    upstream_ca: Annotated[str, MinLen(1)] | None = None
+    #: with an https upstream: do not verify its certificate (a self-signed test server)
+    upstream_insecure: bool = False
+    #: a recording (``tearline record``) played back as the producer, to every connection,
+    #: instead of the reference producer; a relative path is taken from the directory tearline
+    #: runs in (docs/recording-format.md)
+    replay: Annotated[str, MinLen(1), RecordingFile()] | None = None
+    #: how fast the replay plays: 1 keeps the recorded timing, 2 halves every delay, 0 sends
+    #: everything as fast as possible
+    speed: Annotated[float, Ge(0), Le(MAX_REPLAY_SPEED)] = 1.0
+
+    def __post_init__(self) -> None:
+        if self.replay is not None and self.upstream is not None:
+            raise FieldError("give either upstream or replay, not both", path=("replay",))
+        if self.replay is not None and self.mode == "continue":
+            # every connection gets the same recording: none continues where one stopped
+            raise FieldError("a replay always restarts; use mode restart", path=("mode",))
+        if self.replay is None and self.speed != 1.0:
+            raise FieldError("only with replay", path=("speed",))
+        self._check_tls()
+
+    def _check_tls(self) -> None:
+        """The TLS keys go with an https upstream only."""
+        https = self.upstream is not None and self.upstream.startswith(HTTPS)
+        if self.upstream_ca is not None and not https:
+            raise FieldError("only with an https://host:port upstream", path=("upstream_ca",))
+        if self.upstream_insecure and not https:
+            raise FieldError("only with an https://host:port upstream", path=("upstream_insecure",))
+        if self.upstream_ca is not None and self.upstream_insecure:
+            raise FieldError(
+                "give either upstream_ca or upstream_insecure, not both",
+                path=("upstream_insecure",),
+            )
+
+    @property
+    def external(self) -> bool:
+        """Whether the stream comes from a producer tearline did not write (yours, or a
+        recording of one): nothing is known of it but what the proxy reads."""
+        return self.upstream is not None or self.replay is not None
 
 
 @dataclass(frozen=True, slots=True)
@@ -216,6 +276,10 @@ class Link:
     framing_options: FramingConfig = FramingConfig()
     producer: ProducerConfig = ProducerConfig()
     consumer: ConsumerConfig = ConsumerConfig()
+    #: TLS between the consumer and the proxy, with a certificate from the run's test CA
+    #: (handed to consumer programs as ``{ca_file}``); with the reference producer, between
+    #: the proxy and the producer too (``tearline run --tls``)
+    tls: bool = False
 
     def __post_init__(self) -> None:
         if self.producer.mode == "continue" and self.framing != "sse":
@@ -225,6 +289,12 @@ class Link:
                 "continue needs a resume cursor, which only framing sse has "
                 f"(Last-Event-ID); use restart with {self.framing}",
                 path=("producer", "mode"),
+            )
+        recorded = None if self.producer.replay is None else recording_framing(self.producer.replay)
+        if recorded is not None and recorded != self.framing:
+            raise FieldError(
+                f"the recording is of framing {recorded}, this link's is {self.framing}",
+                path=("producer", "replay"),
             )
         for name in PAYLOAD_NAMES:
             if name != self.payload and getattr(self, name) is not None:

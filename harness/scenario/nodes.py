@@ -7,9 +7,11 @@ merge keys (``<<: *defaults``) are supported, explicit keys winning over merged 
 
 Composition is our own and iterative (PyYAML's composer recurses, so ``[[[[...]]]]`` a few
 hundred deep was a RecursionError without a line), over libyaml's parser when PyYAML has it
-(tens of times faster than the pure-Python one) and PyYAML's own otherwise. It refuses, each at
-its line: nesting deeper than ``MAX_DEPTH``, a document that aliases expand past ``MAX_NODES``
-nodes (a "billion laughs"), an alias inside its own anchor, a second document.
+(several times faster than the pure-Python one) and PyYAML's own otherwise. It refuses, each
+at its line: nesting deeper than ``MAX_DEPTH``, a document that aliases expand past
+``MAX_NODES`` nodes (a "billion laughs"), an alias inside its own anchor, a second document.
+Lines are counted as editors and grep count them (YAML also ends a line at a lone CR, NEL, LS
+and PS; we do not).
 
 Numbers follow YAML 1.1 plus one addition: a plain ``1e9`` (an exponent without a dot, which
 YAML 1.1 reads as a string) is a number, and a number written with an exponent whose value is a
@@ -29,6 +31,7 @@ import yaml
 from yaml import MarkedYAMLError, YAMLError
 from yaml.composer import ComposerError
 from yaml.constructor import SafeConstructor
+from yaml.error import Mark
 from yaml.events import (
     AliasEvent,
     CollectionStartEvent,
@@ -114,43 +117,66 @@ def parse(source: str | bytes, issues: Issues, *, fast: bool = True) -> Node | N
 
     ``source`` is the file's text, or its UTF-8 bytes. ``fast=False`` uses the pure-Python
     parser even where libyaml is there (tests compare the two)."""
-    text = source if isinstance(source, str) else None
-    data = source if isinstance(source, bytes) else None
     use_c = fast and HAVE_LIBYAML
+    text = source if isinstance(source, str) else source.decode("utf-8-sig", "replace")
+    raw: str | bytes = text
+    if use_c:
+        raw = source if isinstance(source, bytes) else _encode(source)
+        events: Any = _CEvents(raw)
+    else:
+        events = _PyEvents(text)
+    lines = _Lines(text)
     try:
-        if use_c:
-            data = data if data is not None else _encode(text or "")
-            events: Any = _CEvents(data)
-        else:
-            text = text if text is not None else (data or b"").decode("utf-8-sig")
-            events = _PyEvents(text)
-        root = _Composer(events).document()
-    except ReaderError as err:
-        # libyaml counts the position in bytes, PyYAML's reader in characters
-        if use_c:
-            lines = (data or b"")[: err.position].count(b"\n")
-        else:
-            lines = (text or "")[: err.position].count("\n")
-        issues.add(lines + 1, (), f"YAML syntax error: {err.reason}")
+        root = _Composer(events, lines).document()
+    except ReaderError as err:  # its position counts what the parser read: bytes or characters
+        newline: Any = b"\n" if isinstance(raw, bytes) else "\n"
+        issues.add(raw[: err.position].count(newline) + 1, (), f"YAML syntax error: {err.reason}")
         return None
     except MarkedYAMLError as err:
         mark = err.problem_mark or err.context_mark
-        line = int(mark.line) + 1 if mark is not None else 1
+        line = lines.line(int(mark.line)) if mark is not None else 1
         words = ", ".join(part for part in (err.context, err.problem) if part)
         issues.add(line, (), f"YAML syntax error: {words}")
         return None
     except YAMLError as err:  # pragma: no cover - every PyYAML error above carries a mark
         issues.add(1, (), f"YAML syntax error: {err}")
         return None
-    if root is None:
-        empty = not (text if text is not None else data)
-        if empty:
-            issues.add(0, (), "empty file: expected a scenario or a list of scenarios")
-        else:
-            issues.add(
-                1, (), "no YAML document (only comments or blank lines): expected a scenario"
-            )
+    if root is None and not source:
+        issues.add(0, (), "empty file: expected a scenario or a list of scenarios")
+    elif root is None:
+        issues.add(1, (), "no YAML document (only comments or blank lines): expected a scenario")
     return root
+
+
+# Line ends YAML counts that editors and grep do not: a lone CR, NEL, LINE and PARAGRAPH SEP.
+_ODD_BREAK = re.compile("\r(?!\n)|[\x85\u2028\u2029]")
+_BREAK = re.compile("\r\n|[\r\n\x85\u2028\u2029]")
+
+
+class _Lines:
+    """YAML's line of a mark as the line an editor shows: only LF (or CRLF) ends a line there.
+    Without odd line ends (nearly always) the two agree and marks are kept as they are."""
+
+    def __init__(self, text: str) -> None:
+        self.table: list[int] | None = None  # YAML line (0-based) -> line (1-based)
+        if _ODD_BREAK.search(text) is None:
+            return
+        line, table = 1, [1]
+        for match in _BREAK.finditer(text):
+            line += match[0].endswith("\n")
+            table.append(line)
+        self.table = table
+
+    def line(self, yaml_line: int) -> int:
+        if self.table is None:
+            return yaml_line + 1
+        return self.table[min(yaml_line, len(self.table) - 1)]
+
+    def mark(self, mark: Any) -> Any:
+        if self.table is None:
+            return mark
+        line = self.line(int(mark.line)) - 1
+        return Mark(mark.name, mark.index, line, mark.column, "", 0)  # no snippet: no buffer
 
 
 def _encode(text: str) -> bytes:
@@ -166,8 +192,9 @@ class _Composer:
     """Events to nodes with an explicit stack (no recursion), counting nodes as aliases expand
     them. Errors are ``ComposerError`` with the mark of the event at fault."""
 
-    def __init__(self, events: Any) -> None:
+    def __init__(self, events: Any, lines: _Lines) -> None:
         self.events = events
+        self.lines = lines
         self.anchors: dict[str, tuple[Node, int]] = {}  # anchor -> (node, expanded size)
         self.open: set[str] = set()  # anchors of collections still being composed
         self.total = 0  # nodes so far, aliases expanded
@@ -198,7 +225,7 @@ class _Composer:
             value: Node
             if isinstance(event, SequenceEndEvent | MappingEndEvent):
                 node, _, anchor, size = stack.pop()
-                node.end_mark = event.end_mark
+                node.end_mark = self.lines.mark(event.end_mark)
                 if anchor is not None:
                     self.open.discard(anchor)
                     self.anchors[anchor] = (node, size)
@@ -259,7 +286,8 @@ class _Composer:
         tag = event.tag
         if tag is None or tag == "!":
             tag = self.events.resolve(ScalarNode, event.value, event.implicit)
-        node = ScalarNode(tag, event.value, event.start_mark, event.end_mark, style=event.style)
+        start, end = self.lines.mark(event.start_mark), self.lines.mark(event.end_mark)
+        node = ScalarNode(tag, event.value, start, end, style=event.style)
         if event.anchor is not None:
             self.anchors[event.anchor] = (node, 1)
         self._count(1, event)
@@ -273,7 +301,7 @@ class _Composer:
         tag = event.tag
         if tag is None or tag == "!":
             tag = self.events.resolve(kind, None, event.implicit)
-        node = kind(tag, [], event.start_mark, None, flow_style=event.flow_style)
+        node = kind(tag, [], self.lines.mark(event.start_mark), None, flow_style=event.flow_style)
         if event.anchor is not None:
             self.open.add(event.anchor)
         return node

@@ -22,6 +22,7 @@ __all__ = [
     "FramingName",
     "FramingOptions",
     "make_client",
+    "make_monitor",
     "make_server",
 ]
 
@@ -59,3 +60,15 @@ def make_server(name: str, options: FramingOptions | None = None) -> ServerCodec
         options or FramingOptions()
     )
     return server
+
+
+def make_monitor(name: str, options: FramingOptions | None = None) -> ClientCodec:
+    """A consumer-side codec that watches a stream another client asked for (a proxy's view):
+    it decodes what the producer sends, its own request is not sent and what it would answer
+    is not either. A framing whose handshake answer is made for one client only (WebSocket's
+    accept key) has a ``monitor`` of its own."""
+    module = importlib.import_module(_MODULES[name])
+    factory = getattr(module, "monitor", module.client)
+    codec: ClientCodec = factory(options or FramingOptions())
+    codec.initiate()
+    return codec

@@ -42,3 +42,25 @@ def length_field(
     if found < 0:
         return None
     return found + len(head) - LENGTH_WIDTH, LENGTH_WIDTH
+
+
+HEADERS, CONTINUATION = 0x1, 0x9
+
+
+def http2_response_start(data: bytes) -> int | None:
+    """Offset just past the response's first HEADERS frame (and its CONTINUATION frames) on a
+    server's HTTP/2 bytes: where its first message can start, after the connection's
+    SETTINGS, the response head and the like; None while ``data`` does not reach it."""
+    offset, in_headers = 0, False
+    while len(data) - offset >= 9:
+        length = int.from_bytes(data[offset : offset + 3], "big")
+        kind = data[offset + 3]
+        stream = int.from_bytes(data[offset + 5 : offset + 9], "big") & 0x7FFFFFFF
+        if in_headers and kind != CONTINUATION:
+            return offset
+        if len(data) - offset < 9 + length:
+            return None  # the frame is not whole yet
+        if kind == HEADERS and stream != 0:
+            in_headers = True
+        offset += 9 + length
+    return None

@@ -70,8 +70,11 @@ class WebSocketClient:
 
     delimiter = "websocket-frame-fin"
 
-    def __init__(self, options: FramingOptions) -> None:
+    def __init__(self, options: FramingOptions, *, monitor: bool = False) -> None:
         self._path = options.path
+        #: watch another client's connection: its handshake answer was made for that client's
+        #: key, not ours, so only its status is checked (``monitor``)
+        self._monitor = monitor
         self._handshake = H11Handshake(ConnectionType.CLIENT)
         self._head = bytearray()  # the handshake answer, until its blank line
         self._frames: FrameDecoder | None = None  # set once the server accepted the upgrade
@@ -134,6 +137,8 @@ class WebSocketClient:
             return b""
         head, rest = bytes(self._head[: end.end()]), bytes(self._head[end.end() :])
         self._head.clear()
+        if self._monitor:
+            return self._watch_head(head, rest)
         try:
             self._handshake.receive_data(head)
         except ProtocolError as exc:  # the handshake answer was refused by wsproto
@@ -146,6 +151,15 @@ class WebSocketClient:
                 self._frames = FrameDecoder(client=True)
                 return rest
         raise CodecError(ErrorCode.PROTOCOL_ERROR, "the server refused the WebSocket upgrade")
+
+    def _watch_head(self, head: bytes, rest: bytes) -> bytes:
+        """A monitor's view of the handshake answer: a 101 switches to frames."""
+        status = head.split(b"\r\n", 1)[0].split(b" ")
+        if len(status) < 2 or status[1] != b"101":
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, "the server refused the WebSocket upgrade")
+        self._writer = Connection(ConnectionType.CLIENT)  # its pongs are not sent: not ours
+        self._frames = FrameDecoder(client=True)
+        return rest
 
     def _read_frames(self, frames: FrameDecoder) -> list[Event]:
         events: list[Event] = []
@@ -405,6 +419,11 @@ def _frame_header(fin: bool, opcode: Opcode, length: int) -> bytes:
     if length < 1 << 16:
         return struct.pack("!BBH", first, 126, length)
     return struct.pack("!BBQ", first, 127, length)
+
+
+def monitor(options: FramingOptions) -> WebSocketClient:
+    """A consumer-side codec that watches a connection another client opened."""
+    return WebSocketClient(options, monitor=True)
 
 
 def client(options: FramingOptions) -> WebSocketClient:

@@ -1,4 +1,4 @@
-"""The pure parts: Go's JSON texts, listen addresses, the live locator."""
+"""The pure parts: Go's JSON texts, listen addresses, request ids."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ import pytest
 
 from harness.control.addresses import AddressError, parse_listen, resolve_listen
 from harness.control.gojson import GoJsonError, format_float32, parse
-from harness.control.live import LiveLocator
 from harness.control.routes import RequestIds, clean_path
-from harness.errors import PositionError
-from harness.faults.position import Position
 
 
 @pytest.mark.parametrize(
@@ -87,36 +84,3 @@ def test_request_ids_are_xids() -> None:
     first, second = ids.next(now=1_700_000_000), ids.next(now=1_700_000_000)
     assert len(first) == 20 and set(first) <= set("0123456789abcdefghijklmnopqrstuv")
     assert first < second and first[:15] == second[:15]
-
-
-# -- the live locator -------------------------------------------------------------------------
-def test_frames_of_a_live_ndjson_stream_are_found_as_they_arrive() -> None:
-    locator = LiveLocator("ndjson")
-    assert locator.offset(Position(frame=2)) is None  # asked first: decoded byte by byte
-    locator.observe(b'{"n":1}\n{"n"')
-    assert locator.offset(Position(frame=2)) == 8
-    assert locator.frame_span(2) is None
-    locator.observe(b":2}\n")
-    assert locator.frame_span(2) == (8, 16)
-    assert locator.offset(Position(frame=2, fraction=0.5)) == 12
-
-
-def test_a_match_is_found_across_reads() -> None:
-    locator = LiveLocator()
-    assert locator.offset(Position(match="needle")) is None
-    locator.observe(b"hay ne")
-    assert locator.not_before(Position(match="needle")) == 1
-    locator.observe(b"edle hay")
-    assert locator.offset(Position(match="needle")) == 4
-
-
-def test_frames_need_a_framing_and_sse_frames_start_after_the_head() -> None:
-    with pytest.raises(PositionError):
-        LiveLocator().frame_span(1)
-    locator = LiveLocator("sse")
-    locator.frame_span(1)
-    head = (
-        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
-    )
-    locator.observe(head + b"b\r\ndata: one\n\n\r\n")
-    assert locator.frame_span(1) == (len(head), len(head) + 16)

@@ -16,9 +16,11 @@ from pathlib import Path
 import trio
 
 from harness.faults.config import Fault
+from harness.faults.items import Direction
 from harness.faults.stage import Locator
 from harness.judging.timeline import Timeline
-from harness.link.locator import OffsetsLocator, PreparedLocator
+from harness.link.live import LinkTraits, LiveStream
+from harness.link.locator import PreparedLocator
 from harness.link.prepared import PreparedLink, prepare
 from harness.link.reference import prepared_link
 from harness.proxy.server import Proxy, ProxyConfig
@@ -97,11 +99,15 @@ async def start_proxy(
     seed: int = 0,
 ) -> tuple[Proxy, int]:
     """The real proxy in front of ``upstream_port``; downstream faults placed with ``locator``."""
-    downstream = locator or OffsetsLocator()
+    def locators(direction: Direction, number: int) -> Locator:
+        if direction == "downstream" and locator is not None:
+            return locator
+        return LiveStream(LinkTraits())  # a raw stream: offsets, matches, characters, times
+
     config = ProxyConfig(
         (LOOPBACK, upstream_port),
         tuple(faults),
-        locators=lambda d, n: downstream if d == "downstream" else OffsetsLocator(),
+        locators=locators,
         seed=seed,
     )
     proxy = Proxy(config, Timeline())

@@ -11,6 +11,7 @@ import pytest
 from harness.judging.judge import DeclaredFault, Judgement, Observation, judge
 from harness.judging.results import Check, Outcome
 from harness.judging.timeline import HowEnded, Timeline
+from harness.judging.wire import WireConnection
 from harness.scenario import CountRange, Expect
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport
 
@@ -66,15 +67,31 @@ def observe(
     max_held: int | None = 3,
     problem: str = "",
     harness_error: str = "",
+    ended: Sequence[bool] = (),
 ) -> Observation:
+    """``sent``: what the producer sent on each connection; ``ended[i]``: connection i+1
+    delivered the producer's end (default: yes, unless a kill or reconnect cut it)."""
+    cut = {r.connection for r in (line or Timeline()).faults if r.name in ("kill", "reconnect")}
+    wire = None
+    if sent is not None:
+        wire = tuple(
+            WireConnection(
+                number=n,
+                sent=messages,
+                content=len(messages),
+                producer_end=True,
+                delivered_end=ended[n - 1] if n <= len(ended) else n not in cut,
+                delivered=len(messages),
+            )
+            for n, messages in enumerate(sent, start=1)
+        )
     return Observation(
         report=consumer,
         timeline=line or Timeline(),
         declared=declared,
-        producer_sent=sent,
+        wire=wire,
         producer_max_held=max_held,
         channel_capacity=2,
-        payload_end=100,
         consumer_problem=problem,
         harness_error=harness_error,
     )
@@ -86,7 +103,7 @@ def test_pass_with_every_check() -> None:
         "RESULT_VERIFIED, complete=True, 3 accepted",
         (
             Check("I1", True, "3 accepted messages all byte-identical and in order"),
-            Check("I2", True, "complete result, and the whole stream was delivered"),
+            Check("I2", True, "complete result, and the producer's end reached the consumer"),
             Check("I3", True, "1 connection(s), no stale bytes accepted"),
             Check("I4", True, "verdict reached before the deadline"),
             Check("I5", True, "0 fault applications on the wire"),
@@ -110,14 +127,22 @@ def test_pass_on_a_cut_that_failed_closed() -> None:
     assert result.checks[4] == Check("I5", True, "1 fault applications on the wire")
 
 
-def test_an_external_producer_leaves_i1_i3_i6_unjudged() -> None:
-    result = judge(EXPECT_VERIFIED, observe(report(), sent=None, max_held=None))
+def test_an_external_producer_is_judged_from_the_wire_except_i6() -> None:
+    result = judge(EXPECT_VERIFIED, observe(report(), max_held=None))
     assert result.outcome == "pass"
     unjudged = [c for c in result.checks if c.ok is None]
     assert unjudged == [
-        Check("I1", None, "not judged: external producer (its sent log is unknown)"),
-        Check("I3", None, "not judged: external producer (its sent log is unknown)"),
-        Check("I6", None, "not judged: external producer"),
+        Check("I6", None, "not judged: what a producer tearline did not write holds is not known")
+    ]
+
+
+def test_a_stream_never_observed_leaves_i1_i2_i3_unjudged() -> None:
+    result = judge(EXPECT_VERIFIED, observe(report(), sent=None))
+    unjudged = [c for c in result.checks if c.ok is None]
+    assert unjudged == [
+        Check("I1", None, "not judged: the producer's stream was not observed"),
+        Check("I2", None, "not judged: the producer's stream was not observed"),
+        Check("I3", None, "not judged: the producer's stream was not observed"),
     ]
 
 
@@ -201,7 +226,7 @@ def test_violation_i1(accepted: list[str], diagnosis: str) -> None:
     assert result.checks[2] == Check("I3", True, "no reconnect involved")
 
 
-def test_violation_i2_complete_after_a_cut_before_the_payload_end() -> None:
+def test_violation_i2_complete_after_a_cut_before_the_producers_end() -> None:
     obs = observe(
         report(),
         line=timeline(("kill", 1, 50)),
@@ -210,17 +235,36 @@ def test_violation_i2_complete_after_a_cut_before_the_payload_end() -> None:
     result = judge(EXPECT_VERIFIED, obs)
     assert (result.outcome, result.diagnosis) == (
         "violation",
-        "I2: complete result although kill cut connection 1 at byte 50 (payload ends at 100)",
+        "I2: complete result although kill cut connection 1 at byte 50: the consumer's side "
+        "got 3 messages and no end",
     )
 
 
-def test_a_cut_at_the_payload_end_lost_nothing() -> None:
+def test_a_cut_after_the_producers_end_reached_the_consumer_lost_nothing() -> None:
     obs = observe(
         report(),
         line=timeline(("kill", 1, 100)),
         declared=(DeclaredFault("kill", 1, "downstream"),),
+        ended=(True,),
     )
     assert judge(EXPECT_VERIFIED, obs).outcome == "pass"
+
+
+def test_violation_i2_complete_although_the_producer_never_ended() -> None:
+    obs = observe(report(), ended=(False,))
+    assert replace(obs, wire=None).wire is None
+    result = judge(EXPECT_VERIFIED, obs)
+    assert result.diagnosis == (
+        "I2: complete result although the faults on connection 1 kept the producer's end from "
+        "it: the consumer's side got 3 messages and no end"
+    )
+    assert obs.wire is not None
+    ended_never = replace(obs.wire[0], producer_end=False)
+    result = judge(EXPECT_VERIFIED, replace(obs, wire=(ended_never,)))
+    assert result.diagnosis == (
+        "I2: complete result although the producer never reached its own end on connection 1: "
+        "the consumer's side got 3 messages and no end"
+    )
 
 
 def test_violation_i2_complete_with_messages_missing() -> None:

@@ -17,13 +17,14 @@ from harness.errors import PositionError, render_path
 from harness.faults import BogusLength, DropFrame, Kill, ReorderFrames, Split
 from harness.faults.config import Fault
 from harness.faults.position import Position
+from harness.link.live import LinkTraits
 from harness.link.locator import (
-    OffsetsLocator,
     PreparedLocator,
     check_positions,
     utf8_char_offset,
 )
 from harness.link.prepared import prepare
+from harness.link.wire import check_placeable
 from reference_impl import link as ref_link
 from reference_impl.payload import messages
 from tests.harness.conftest import prefixed_link
@@ -137,19 +138,6 @@ def test_utf8_char_offset(wire: bytes, k: int, char_byte: int, offset: int) -> N
     assert utf8_char_offset(wire, k, char_byte) == offset
 
 
-def test_offsets_locator_places_byte_offsets_only() -> None:
-    locator = OffsetsLocator()
-    assert locator.offset(Position(offset=12)) == 12
-    for call in (
-        lambda: locator.offset(Position(frame=1)),
-        lambda: locator.frame_span(1),
-        lambda: locator.length_field(1),
-    ):
-        with pytest.raises(PositionError) as caught:
-            call()
-        assert caught.value.path == ("frame",)
-
-
 @pytest.mark.parametrize(
     ("faults", "problem"),
     [
@@ -159,7 +147,8 @@ def test_offsets_locator_places_byte_offsets_only() -> None:
         ((ReorderFrames(frame=1, with_frame=7),), "faults[0].with_frame"),
         ((BogusLength(frame=2, length=2**40),), "faults[0].length"),
         ((BogusLength(frame=5, length=1),), "faults[0].frame"),
-        ((Kill(at=Position(match="x"), direction="upstream"),), "faults[0].at.match"),
+        ((Kill(at=Position(match="x"), direction="upstream"),), None),  # found as it passes
+        ((Kill(at=Position(frame=1), direction="upstream"),), "faults[0].at.frame"),
         ((Kill(at=Position(offset=3), direction="upstream"),), None),
     ],
 )
@@ -170,11 +159,20 @@ def test_check_positions_names_the_first_fault_that_cannot_be_placed(
     assert (None if found is None else render_path(found.path)) == problem
 
 
-def test_check_positions_without_an_expected_wire() -> None:
-    faults = (Kill(at=Position(offset=10**9)), DropFrame(frame=1))
-    found = check_positions(faults, OffsetsLocator())
+def test_a_raw_stream_places_everything_but_frames() -> None:
+    faults = (
+        Kill(at=Position(offset=10**9)),
+        Kill(at=Position(match="x")),
+        Kill(at=Position(utf8_char=3)),
+        DropFrame(frame=1),
+    )
+    found = check_placeable(faults, LinkTraits())
     assert found is not None
     assert (found.path, found.message) == (
-        ("faults", 1, "frame"),
-        "frame positions need the link's expected wire",
+        ("faults", 3, "frame"),
+        "frame positions need the link's framing",
     )
+    assert check_placeable(faults, LinkTraits("ndjson")) is None
+    found = check_placeable((BogusLength(frame=1, length=3),), LinkTraits("ndjson"))
+    assert found is not None
+    assert found.message == "framing ndjson has no length prefix in frame 1"

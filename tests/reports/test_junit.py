@@ -91,9 +91,7 @@ def test_a_foreign_consumer_fails_only_on_a_failed_grade(
     grades pass, each with a ``grade`` property (docs/grades.md)."""
     base = next(r for r in results if r.outcome is Outcome.FAIL)
     foreign = Target(consumer=("my-consumer",))
-    graded = [
-        dataclasses.replace(base, case_id=f"g::{g}", target=foreign, grade=g) for g in GRADES
-    ]
+    graded = [dataclasses.replace(base, case_id=f"g::{g}", target=foreign, grade=g) for g in GRADES]
     xml = junit_xml(graded, pcaps={}, elapsed_s=1.0, timestamp="2026-12-01T00:00:00")
     junit_schema.validate(xml.decode())
     cases = ET.fromstring(xml).iter("testcase")

@@ -39,7 +39,7 @@ def test_schema_rejects_a_broken_document(document: dict[str, Any]) -> None:
 
 
 def test_run_facts(document: dict[str, Any]) -> None:
-    assert document["version"] == RESULTS_VERSION == 1
+    assert document["version"] == RESULTS_VERSION == 2
     assert document["tool"] == "tearline"
     assert document["command"] == list(COMMAND)
     assert document["elapsed_s"] == 1.25
@@ -67,13 +67,13 @@ def test_each_case_is_its_result(document: dict[str, Any], results: Sequence[Cas
         assert record["seed"] == result.seed
         assert record["outcome"] == result.outcome
         assert record["diagnosis"] == result.diagnosis
-        assert [c["name"] for c in record["checks"]] == [c.name for c in result.checks]
         segments = record["timeline"]["segments"]
-        if result.passed:  # detail="failing": no segments, but faults, ends and legs
-            assert segments is None
+        if result.passed:  # detail="failing": faults and ends, not the rest
+            assert (segments, record["checks"], record["timeline"]["legs"]) == (None, None, None)
             assert len(record["timeline"]["ends"]) == len(result.timeline.ends)
         else:
             assert len(segments) == len(result.timeline.segments)
+            assert [c["name"] for c in record["checks"]] == [c.name for c in result.checks]
         # --pcap all: every case that reached the proxy (the harness error never did; nor
         # does the hung case on a machine so loaded that its deadline passes first)
         assert (record["pcap"] is None) == (not result.timeline.legs)

@@ -47,6 +47,11 @@ def test_the_page_stays_small(synthetic_dir: Path) -> None:
     assert len(list((synthetic_dir / "details").glob("*.js"))) == 1 + 100  # index + chunks
 
 
+def test_the_whole_folder_stays_under_25_mb(synthetic_dir: Path) -> None:
+    """10^4 library-like cases: page, details, results.json, junit.xml and pcaps together."""
+    assert size(synthetic_dir) < 25 * MB
+
+
 def test_passing_cases_carry_no_segments(synthetic_dir: Path) -> None:
     document = json.loads((synthetic_dir / "results.json").read_text("utf-8"))
     assert document["detail"] == "failing"

@@ -28,6 +28,8 @@ from harness.scenario import (
     load_paths,
     load_text,
 )
+from reference_impl.framing import FramingName
+from reference_impl.payload import PayloadName
 from tests.scenario.toys import MINIMAL, REGISTRY, ToyCorrupt, ToyKill, ToyLatency, load
 
 FULL = """\
@@ -87,8 +89,8 @@ def test_full_example_loads_into_exact_dataclasses() -> None:
         description="What this proves, one sentence.",
         source="seed 001 §4.2; catalogue case 18",
         link=Link(
-            framing="sse",
-            payload="envelope",
+            framing=FramingName.SSE,
+            payload=PayloadName.ENVELOPE,
             envelope=EnvelopeConfig(records=1000, chunk_records=50),
             framing_options=FramingConfig(
                 max_message_bytes=1024, sse_body="close", ws_text=False, ws_fragment_bytes=16
@@ -140,7 +142,7 @@ def test_minimal_example_gets_every_default() -> None:
     assert scenario == Scenario(
         name="minimal",
         description="The smallest valid scenario.",
-        link=Link(framing="ndjson", payload="messages"),
+        link=Link(framing=FramingName.NDJSON, payload=PayloadName.MESSAGES),
         expect=Expect(verdict="MESSAGE_COMPLETE"),
         origin=Origin("scenarios/x.yaml", 1),
     )
@@ -195,8 +197,10 @@ def test_list_file_holds_several_scenarios_sharing_a_link_by_alias() -> None:
     """
     first, second = load(text)
     tokens = TokensConfig(profile="anthropic")
-    assert first.link == Link(framing="grpc", payload="tokens", tokens=tokens)
-    assert second.link == Link(framing="websocket", payload="tokens", tokens=tokens)
+    assert first.link == Link(framing=FramingName.GRPC, payload=PayloadName.TOKENS, tokens=tokens)
+    assert second.link == Link(
+        framing=FramingName.WEBSOCKET, payload=PayloadName.TOKENS, tokens=tokens
+    )
     assert (
         first.expect == second.expect == Expect(any_of=("COMPLETE_EXPLICIT", "COMPLETE_BY_LENGTH"))
     )

@@ -91,7 +91,7 @@ def test_a_dangling_link_says_where_it_points(tmp_path: Path) -> None:
 
 
 def test_a_link_loop_is_refused(tmp_path: Path) -> None:
-    """Before: Path.resolve() raised RuntimeError on the loop."""
+    """Before: "no such file or directory" (and skipped silently in a folder)."""
     (tmp_path / "a.yaml").symlink_to(tmp_path / "b.yaml")
     (tmp_path / "b.yaml").symlink_to(tmp_path / "a.yaml")
     [(file, line, path, message)] = _file_issues(tmp_path / "a.yaml")
@@ -167,6 +167,29 @@ def test_an_alias_inside_its_own_anchor_is_refused(fast: bool) -> None:
     assert [(i.line, i.message) for i in found.items] == [
         (2, "YAML syntax error: alias *x inside its own anchor")
     ]
+
+
+@pytest.mark.parametrize("fast", [True, False], ids=["libyaml", "pure-python"])
+@pytest.mark.parametrize("odd", ["\u2028", "\u2029", "\x85", "\r"], ids=["LS", "PS", "NEL", "CR"])
+def test_lines_are_counted_as_editors_count_them(fast: bool, odd: str) -> None:
+    """YAML also ends a line at a lone CR, NEL, LS and PS; grep and editors do not. Before,
+    a mistake after one was reported a line too far (past the end of a one-line file)."""
+    found = Issues("x.yaml")
+    assert parse(MINIMAL + f'source: "a{odd}b"\nseed: [\n', found, fast=fast) is None
+    assert [i.line for i in found.items] == [7]  # the end of the file, after line 6
+
+
+def test_a_list_of_faults_shared_by_alias_loads_in_every_scenario() -> None:
+    """Pairs are computed once per node; a caller that takes the `kind` key out of them must
+    not take it out for the next scenario (a bug of the first version of that cache)."""
+    text = (
+        "- name: a\n  description: d\n  link: {framing: sse, payload: messages}\n"
+        "  faults: &f [{kind: kill, at: {offset: 1}}]\n  expect: {complete: false}\n"
+        "- name: b\n  description: d\n  link: {framing: sse, payload: messages}\n"
+        "  faults: *f\n  expect: {complete: false}\n"
+    )
+    first, second = load(text)
+    assert first.faults == second.faults != ()
 
 
 def test_merges_of_merges_are_refused_before_they_blow_up() -> None:

@@ -11,10 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from harness.config.constraints import Ge, OneOf
+from harness.config.docs import field_docs
 from harness.config.fields import yaml_key
 from harness.scenario.errors import Issues, KeyPath, render_path
 from harness.scenario.paths import parse_path
-from harness.scenario.schema import field_docs
 from harness.scenario.validate import INVALID, Rules, Tagged, Validator
 
 

@@ -1,0 +1,126 @@
+"""``tearline record``: one exchange with a producer, through the proxy, into a recording file.
+
+The consumer making the request is the reference one (the link given by ``--framing``,
+``--payload`` and ``--profile``) or your program (``--consumer``, as ``tearline run`` starts
+it). The recording (docs/recording-format.md) can then be played back as a scenario's
+producer: ``link: {producer: {replay: FILE}}``. ``--pcap`` also writes the exchange as a
+capture. Exit 0 once the file is written; 2 with one line when there is nothing to record.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shlex
+import sys
+from pathlib import Path
+
+from harness.cli.linkargs import PAYLOADS, hostport
+from harness.cli.types import bounded_float
+from harness.config.limits import MAX_DURATION_MS
+from reference_impl.framing import FRAMING_NAMES
+from reference_impl.payload import tokens
+
+EXIT_BAD_INPUT = 2
+DEFAULT_DEADLINE_MS = 30_000.0
+
+
+def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    parser = sub.add_parser(
+        "record", help="record one exchange with a producer, to replay it as a scenario's producer"
+    )
+    parser.add_argument(
+        "--upstream", type=hostport, required=True, metavar="HOST:PORT", help="the producer"
+    )
+    parser.add_argument("--framing", choices=FRAMING_NAMES, required=True)
+    parser.add_argument("--payload", choices=PAYLOADS, default="envelope")
+    parser.add_argument(
+        "--profile",
+        choices=tokens.PROFILES,
+        default="openai",
+        help="tokens payload: the producer's profile (how the reference consumer reads it)",
+    )
+    parser.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
+    parser.add_argument(
+        "--consumer",
+        default=None,
+        metavar="COMMAND",
+        help="your consumer program makes the request instead of the reference consumer "
+        "({host}, {port}, ... as in tearline run; docs/consumer-contract.md)",
+    )
+    parser.add_argument(
+        "--deadline-ms",
+        type=bounded_float(0, MAX_DURATION_MS),
+        default=DEFAULT_DEADLINE_MS,
+        metavar="MS",
+        help="stop recording after this long (default 30000); what passed until then is kept",
+    )
+    parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording")
+    parser.add_argument(
+        "--pcap", default=None, metavar="FILE", help="also write the exchange as a pcap file"
+    )
+
+
+def _fail(message: str) -> int:
+    print(f"tearline record: {' '.join(message.split())}", file=sys.stderr)
+    return EXIT_BAD_INPUT
+
+
+def _write(path: str, data: bytes) -> None:
+    """All of ``data`` or nothing at ``path`` (an interrupted run leaves no half file)."""
+    partial = f"{path}.partial"
+    Path(partial).write_bytes(data)
+    os.replace(partial, path)
+
+
+def record(args: argparse.Namespace) -> int:
+    import trio  # noqa: PLC0415 - the proxy and the consumer only when recording
+
+    from harness.errors import HarnessError  # noqa: PLC0415
+    from harness.record.format import dumps  # noqa: PLC0415
+    from harness.record.recorder import record as record_exchange  # noqa: PLC0415
+    from harness.scenario.model import (  # noqa: PLC0415
+        ConsumerConfig,
+        FramingConfig,
+        Link,
+        TokensConfig,
+    )
+    from reference_impl.framing import FramingName  # noqa: PLC0415
+    from reference_impl.payload import PayloadName  # noqa: PLC0415
+
+    command = None if args.consumer is None else tuple(shlex.split(args.consumer))
+    if command == ():
+        return _fail("--consumer: an empty command")
+    link = Link(
+        FramingName(args.framing),
+        PayloadName(args.payload),
+        tokens=TokensConfig(profile=args.profile) if args.payload == "tokens" else None,
+        framing_options=FramingConfig(sse_body=args.sse_body),
+        consumer=ConsumerConfig(command=command),
+    )
+    try:
+        recorded = trio.run(record_exchange, link, args.upstream, args.deadline_ms / 1000)
+    except HarnessError as err:
+        return _fail(err.text)
+    recording = recorded.recording
+    try:
+        _write(args.output, dumps(recording))
+        if args.pcap is not None:
+            from harness.record.capture import write_recording_pcap  # noqa: PLC0415 - scapy
+
+            write_recording_pcap(recording, args.pcap)
+    except OSError as err:
+        return _fail(f"cannot write {err.filename}: {err.strerror or err}")
+    producer = recording.reads("producer")
+    end = recording.end_of("producer")
+    verdict = recorded.report.verdict if recorded.report else f"none ({recorded.problem})"
+    print(
+        f"recorded {args.output}: {len(recording.sent('consumer'))} request bytes, "
+        f"{len(recording.sent('producer'))} producer bytes in {len(producer)} reads, "
+        f"producer end {'open' if end is None else end.how}; consumer verdict {verdict}"
+    )
+    if recorded.ignored:
+        print(f"  {recorded.ignored} later connection(s) not recorded (only the first is)")
+    if args.pcap is not None:
+        print(f"  pcap: {args.pcap}")
+    return 0

@@ -1,0 +1,176 @@
+"""Adapters: real client libraries wrapped as consumer functions (the ``clients`` extra).
+
+Each adapter module uses its library the way the library's docs show an application using it
+and reports exactly what the library hands on and what it raises, adding no check of its own.
+This module is the table of them (pure: it imports no client library); ``installed`` says which
+can run here, without importing them.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+from dataclasses import dataclass
+from importlib import metadata
+
+ANY = None
+PACKAGE = "harness.consumers.adapters"
+
+
+@dataclass(frozen=True, slots=True)
+class Adapter:
+    """One client library as a consumer function, and the links it can speak."""
+
+    #: the name in ``tearline clients`` and in the matrix
+    name: str
+    #: ``module:function`` of the consumer function
+    function: str
+    #: the PyPI distributions it needs (the first is the client, whose version is reported)
+    distributions: tuple[str, ...]
+    #: the import names of those distributions
+    modules: tuple[str, ...]
+    framings: tuple[str, ...]
+    #: payloads it can carry (None: any)
+    payloads: tuple[str, ...] | None = ANY
+    #: token profiles it needs (None: any; only for payload tokens)
+    profiles: tuple[str, ...] | None = ANY
+    #: how it reads the stream, in a few words
+    how: str = ""
+
+    @property
+    def client(self) -> str:
+        return self.distributions[0]
+
+    @property
+    def install(self) -> str:
+        names = " ".join(self.distributions)
+        return f"pip install {names}  (or pip install 'tearline[clients]')"
+
+
+def _ref(module: str, function: str = "consume") -> str:
+    return f"{PACKAGE}.{module}:{function}"
+
+
+SSE, TOKENS = ("sse",), ("tokens",)
+
+ADAPTERS: tuple[Adapter, ...] = (
+    Adapter(
+        "openai",
+        _ref("openai_sdk"),
+        ("openai",),
+        ("openai",),
+        SSE,
+        TOKENS,
+        ("openai",),
+        how="OpenAI().chat.completions.create(stream=True)",
+    ),
+    Adapter(
+        "openai-async",
+        _ref("openai_sdk", "consume_async"),
+        ("openai",),
+        ("openai",),
+        SSE,
+        TOKENS,
+        ("openai",),
+        how="AsyncOpenAI().chat.completions.create(stream=True)",
+    ),
+    Adapter(
+        "anthropic",
+        _ref("anthropic_sdk"),
+        ("anthropic",),
+        ("anthropic",),
+        SSE,
+        TOKENS,
+        ("anthropic",),
+        how="Anthropic().messages.create(stream=True)",
+    ),
+    Adapter(
+        "anthropic-async",
+        _ref("anthropic_sdk", "consume_async"),
+        ("anthropic",),
+        ("anthropic",),
+        SSE,
+        TOKENS,
+        ("anthropic",),
+        how="AsyncAnthropic().messages.create(stream=True)",
+    ),
+    Adapter(
+        "httpx-sse",
+        _ref("httpx_sse_client"),
+        ("httpx-sse", "httpx"),
+        ("httpx_sse", "httpx"),
+        SSE,
+        how="connect_sse(httpx.Client(), 'GET', url).iter_sse()",
+    ),
+    Adapter(
+        "httpx-sse-async",
+        _ref("httpx_sse_client", "consume_async"),
+        ("httpx-sse", "httpx"),
+        ("httpx_sse", "httpx"),
+        SSE,
+        how="aconnect_sse(httpx.AsyncClient(), 'GET', url).aiter_sse()",
+    ),
+    Adapter(
+        "sseclient-py",
+        _ref("sseclient_py"),
+        ("sseclient-py", "requests"),
+        ("sseclient", "requests"),
+        SSE,
+        how="SSEClient(requests.get(url, stream=True)).events()",
+    ),
+    Adapter(
+        "requests",
+        _ref("requests_lines"),
+        ("requests",),
+        ("requests",),
+        SSE,
+        how="requests.get(url, stream=True).iter_lines() + event assembly",
+    ),
+    Adapter(
+        "aiohttp-sse",
+        _ref("aiohttp_client", "consume_sse"),
+        ("aiohttp",),
+        ("aiohttp",),
+        SSE,
+        how="async for line in session.get(url).content + event assembly",
+    ),
+    Adapter(
+        "aiohttp-ws",
+        _ref("aiohttp_client", "consume_websocket"),
+        ("aiohttp",),
+        ("aiohttp",),
+        ("websocket",),
+        how="async for msg in session.ws_connect(url)",
+    ),
+    Adapter(
+        "websockets",
+        _ref("websockets_client"),
+        ("websockets",),
+        ("websockets",),
+        ("websocket",),
+        how="async for message in websockets.asyncio.client.connect(url)",
+    ),
+    Adapter(
+        "grpcio",
+        _ref("grpcio_client"),
+        ("grpcio",),
+        ("grpc",),
+        ("grpc",),
+        how="channel.unary_stream(path)(b'')",
+    ),
+)
+
+
+def by_name(name: str) -> Adapter | None:
+    return next((a for a in ADAPTERS if a.name == name), None)
+
+
+def missing_modules(adapter: Adapter) -> tuple[str, ...]:
+    """The import names of ``adapter`` that are not installed (found without importing)."""
+    return tuple(m for m in adapter.modules if importlib.util.find_spec(m) is None)
+
+
+def version(adapter: Adapter) -> str:
+    try:
+        return metadata.version(adapter.client)
+    except metadata.PackageNotFoundError:
+        return "?"

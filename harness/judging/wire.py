@@ -1,0 +1,50 @@
+"""What the wire showed of one connection's producer stream: the judge's evidence of what the
+producer sent and whether the consumer got its end.
+
+The proxy decodes every producer stream as it relays it (``harness/link/live.py``): before the
+faults (what the producer sent) and after them (what the consumer's side received). The judge
+reads only these facts, the same for tearline's producer and anyone else's: I1 and I3 compare
+what the consumer accepted with ``sent``; I2 asks whether ``delivered_end`` came.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class WireConnection:
+    """One connection's producer stream as the proxy saw it."""
+
+    number: int
+    #: sha256 of each message the producer sent, in order, decoded before any fault
+    sent: tuple[str, ...] = ()
+    #: how many leading messages carry the result (the rest only prove the end: ``[DONE]``)
+    content: int = 0
+    #: the producer reached its own end: the framing's end, its payload's completion proof,
+    #: or a clean close where the framing has no end of its own
+    producer_end: bool = False
+    #: the consumer's side got that end too (decoded after the faults)
+    delivered_end: bool = False
+    #: whole messages the consumer's side could decode
+    delivered: int = 0
+    #: (sent, delivered) digests of messages a fault changed into other valid messages of the
+    #: same size, which no consumer can tell apart: accepting one is no I1 breach
+    delivered_as: tuple[tuple[str, str], ...] = ()
+    #: the producer's stream broke its framing before its first message (a foreign producer
+    #: that does not speak the declared framing: an HTML error page where SSE was declared)
+    setup_problem: str = ""
+
+
+def needed_messages(wire: Sequence[WireConnection], last: int, *, resumes: bool) -> list[str]:
+    """Digests a complete result must include: the content messages of connection ``last``,
+    or of every connection up to it when the producer resumes across reconnects."""
+    chosen = (
+        [c for c in wire if c.number <= last] if resumes else [c for c in wire if c.number == last]
+    )
+    return [digest for c in chosen for digest in c.sent[: c.content]]
+
+
+def connection(wire: Sequence[WireConnection], number: int) -> WireConnection | None:
+    return next((c for c in wire if c.number == number), None)

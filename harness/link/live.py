@@ -1,0 +1,438 @@
+"""The live stream: one direction of one connection, learnt as the proxy relays it.
+
+A fault is placed where the live stream really is, never where a dry run says it should be:
+the proxy hands every read of a direction's source to a ``LiveStream`` before the faults see
+it (``Leg.observe``), and the faults ask it where their positions are (the ``Locator``
+protocol). It also keeps what the judge needs from the wire: the messages the source really
+sent, decoded by the framing's sans-IO codec, and whether it reached its own end.
+
+- ``offset``: known at once. ``match``: the first occurrence, searched across reads.
+  ``utf8_char``: the k-th multi-byte UTF-8 character, counted as the bytes pass.
+- ``frame`` (with ``frame_offset``/``fraction``), ``frame_span``, ``length_field``: frames are
+  what the reference consumer's codec decodes (``make_monitor``). Frame 1 starts after the
+  framing's setup (the HTTP response head; on gRPC the HTTP/2 frames up to and including the
+  response's HEADERS); frame k+1 starts where frame k ends; a frame ends where the codec
+  completes it, plus the CRLF that closes its HTTP chunk when the event ends its chunk.
+  Reads are decoded a byte at a time while a fault of the leg may still ask for a frame that
+  has not ended (``wanted_frames``), so those bounds are exact; other reads are decoded whole
+  (their messages are exact, their frames' bounds are not kept: a fault asking for one later
+  is told so, never given a guess). At most ``MAX_EXACT_BYTES`` go a byte at a time.
+
+Until a position is known ``offset`` is None and ``not_before`` says how far bytes may pass.
+A position the stream shows it will never have (frame 9 of a stream that ended after 6)
+raises ``PositionError``: the fault then lets everything pass and records why, and the case
+is inconclusive (I5), never a pass.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from harness.errors import PositionError
+from harness.faults.position import Position
+from reference_impl.consumer_config import ConsumerConfig
+from reference_impl.errors import CodecError
+from reference_impl.events import Message, StreamEnd
+from reference_impl.framing import FramingOptions, layout, make_monitor
+from reference_impl.framing.base import ClientCodec
+from reference_impl.payload.registry import payload as payload_kind
+from reference_impl.payload_sides import Ending, PayloadSide
+from reference_impl.report import preview
+
+LENGTH_WIDTH = 4
+#: bytes of a response head kept while looking for its end
+MAX_HEAD_BYTES = 64 * 1024
+#: bytes of one direction decoded one at a time at most (a fault waiting for frame 10^6 of a
+#: 1 GiB stream): past them frame bounds are not tracked and a fault asking for one is told so
+MAX_EXACT_BYTES = 16 << 20
+#: ``wanted_frames`` of a leg whose faults may ask for any frame (a merge counting frames from
+#: a byte offset or a match)
+EVERY_FRAME = 1 << 62
+MAX_PREVIEWS = 256
+
+
+@dataclass(frozen=True, slots=True)
+class LinkTraits:
+    """What a live stream decodes with: the framing and its options, and the payload whose
+    completion proof and content rule apply (None: a raw byte stream)."""
+
+    framing: str | None = None
+    options: FramingOptions = field(default_factory=FramingOptions)
+    payload: str | None = None
+    profile: str = "openai"
+
+    @property
+    def has_end(self) -> bool:
+        """The framing has an explicit end (else a clean close is the producer's end)."""
+        if self.framing in ("length-prefixed", "ndjson"):
+            return False
+        return not (self.framing == "sse" and self.options.sse_body == "close")
+
+
+class _Utf8Counter:
+    """Multi-byte UTF-8 characters as bytes pass. A lead byte counts only with all its
+    continuation bytes: framing bytes (a length prefix of 0xC5) are no characters."""
+
+    def __init__(self) -> None:
+        self.starts: list[int] = []  # offset of each character's lead byte, while wanted
+        self.widths: list[int] = []
+        self.wanted = 0
+        self._carry = b""  # the start of a character whose rest is in the next read
+
+    def feed(self, data: bytes, start: int) -> None:
+        if len(self.starts) >= self.wanted:
+            self._carry = b""
+            return
+        window, base = self._carry + data, start - len(self._carry)
+        index = 0
+        while index < len(window) and len(self.starts) < self.wanted:
+            byte = window[index]
+            if 0xC2 <= byte <= 0xF4:
+                width = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+                tail = window[index + 1 : index + width]
+                if len(tail) < width - 1:
+                    break  # the rest of this character comes in the next read
+                if all(0x80 <= b <= 0xBF for b in tail):
+                    self.starts.append(base + index)
+                    self.widths.append(width)
+            index += 1
+        self._carry = window[index:]
+
+
+class LiveStream:
+    """The ``Locator`` of one direction of one connection, and what it saw (see the module
+    docstring). ``wanted_frames``: the highest frame a fault of this leg names (0: none)."""
+
+    def __init__(self, traits: LinkTraits, wanted_frames: int = 0) -> None:
+        self.traits = traits
+        self.wanted_frames = wanted_frames
+        self.seen = 0  # bytes observed
+        self.codec: ClientCodec | None = None
+        if traits.framing is not None:
+            options = FramingOptions(
+                max_message_bytes=1 << 30,
+                sse_body=traits.options.sse_body,
+                ws_text=traits.options.ws_text,
+                path=traits.options.path,
+            )
+            self.codec = make_monitor(traits.framing, options)
+        self.head_end: int | None = 0 if traits.framing in (None, *_RAW) else None
+        self._head = bytearray()
+        self._chunked = False
+        self.ends: list[int | None] = []  # where each frame's bytes end; None: not yet known
+        self.inexact = 0  # frames from this one on (1-based) have no exact bounds
+        self._exact_left = MAX_EXACT_BYTES
+        self.sizes: list[int] = []  # payload bytes of each message
+        self.digests: list[str] = []  # the messages the source sent, in order
+        self.previews: dict[str, str] = {}
+        self.content = 0  # how many leading messages carry the result
+        self.stream_end: StreamEnd | None = None
+        self.error: CodecError | None = None  # the source does not speak the framing
+        self.eof: str | None = None  # "eof" or "rst": how the source ended, once it did
+        self._side: PayloadSide | None = None
+        self._refused_at: int | None = None  # messages fed when the payload refused one
+        if traits.payload is not None:
+            config = ConsumerConfig(traits.framing or "", traits.payload, traits.profile)
+            self._side = payload_kind(traits.payload).side(config)
+        self._texts: dict[str, int | None] = {}
+        self._text_tail = b""
+        self._chars = _Utf8Counter()
+        self._trailer_at: int | None = None  # a chunked event's end, awaiting its CRLF
+        self._window = b""  # the bytes of the last read (and a few before), for the CRLF
+        self._window_start = 0
+        #: what the destination got (after the faults), decoded the same way; None: not kept
+        self.delivered: LiveStream | None = None
+        #: how the proxy ended the leg (``HowEnded``'s spelling), once it did
+        self.closed: str | None = None
+
+    def watch_delivery(self) -> LiveStream:
+        """Also decode what the proxy writes to the destination (for judging I2)."""
+        self.delivered = LiveStream(self.traits)
+        return self.delivered
+
+    # -- learning ---------------------------------------------------------------------------
+    def observe(self, data: bytes) -> None:
+        start = self.seen
+        self.seen += len(data)
+        self._search(data, start)
+        self._chars.feed(data, start)
+        if self.head_end is None:
+            self._find_head(data, start)
+        if self._chunked:  # only a chunked event's trailer looks back at the bytes
+            self._window = self._window[-2:] + data
+            self._window_start = start - (len(self._window) - len(data))
+        self._close_trailer()
+        if self.codec is not None and self.error is None:
+            self._decode(data, start)
+
+    def observe_written(self, data: bytes) -> None:
+        if self.delivered is not None:
+            self.delivered.observe(data)
+
+    def observe_closed(self, how: str) -> None:
+        """The proxy ended the leg: the destination saw the source's own FIN only when the
+        leg relayed it (``eof``); a fault's FIN or RST is no end of the producer's."""
+        self.closed = how
+        if self.delivered is not None:
+            self.delivered.observe_end("eof" if how == "eof" else "cut")
+
+    def observe_end(self, how: str) -> None:
+        """The source ended: ``"eof"`` (FIN), ``"rst"``; or ``"cut"`` (a fault ended what this
+        stream saw)."""
+        self.eof = how
+        if self._trailer_at is not None:
+            self._set_end(self._trailer_at)  # no CRLF will come: the frame ends at its event
+            self._trailer_at = None
+        if how == "eof" and self.codec is not None and self.error is None:
+            try:
+                self._take(self.codec.receive_eof(), self.seen, exact=False)
+            except CodecError as err:
+                self._take(err.events, self.seen, exact=False)
+                self.error = err
+
+    def _decode(self, data: bytes, start: int) -> None:
+        assert self.codec is not None
+        exact = len(self.ends) < self.wanted_frames and len(data) <= self._exact_left
+        if exact:
+            self._exact_left -= len(data)
+        elif not self.inexact:
+            self.inexact = len(self.ends) + 1  # the frame in flight ends somewhere in ``data``
+        try:
+            if exact:
+                for index in range(len(data)):
+                    events = self.codec.receive_data(data[index : index + 1])
+                    self._take(events, start + index + 1, exact=True)
+            else:
+                self._take(self.codec.receive_data(data), start + len(data), exact=False)
+        except CodecError as err:
+            self._take(err.events, start + len(data), exact=False)
+            self.error = err
+        self.codec.data_to_send()  # what a consumer would answer is the consumer's to send
+
+    def _take(self, events: Sequence[object], at: int, *, exact: bool) -> None:
+        for event in events:
+            if isinstance(event, StreamEnd):
+                self.stream_end = event
+            elif isinstance(event, Message):
+                self._message(event, at, exact)
+
+    def _message(self, message: Message, at: int, exact: bool) -> None:
+        digest = hashlib.sha256(message.data).hexdigest()
+        self.digests.append(digest)
+        self.sizes.append(len(message.data))
+        if len(self.previews) < MAX_PREVIEWS:
+            self.previews.setdefault(digest, preview(message.data))
+        self.ends.append(None)
+        if exact and self._chunked:
+            self._trailer_at = at
+            self._close_trailer()
+        else:
+            self._set_end(at)
+        self._feed_payload(message)
+
+    def _feed_payload(self, message: Message) -> None:
+        if self._side is None or self._refused_at is not None:
+            return
+        before = self._tokens()
+        try:
+            self._side.feed(message)
+        except CodecError:
+            self._refused_at = len(self.digests) - 1  # this message broke the payload's rules
+            return
+        if self.traits.payload != "tokens" or self._tokens() != before:
+            self.content = len(self.digests)
+
+    def _tokens(self) -> int:
+        tracker = getattr(self._side, "tracker", None)
+        return int(getattr(tracker, "received_tokens", 0))
+
+    def _close_trailer(self) -> None:
+        """A chunked event that ended its chunk owns the chunk's CRLF (as on a prepared link)."""
+        at = self._trailer_at
+        if at is None or self.seen - at < 2:
+            return
+        self._trailer_at = None
+        index = at - self._window_start
+        after = self._window[index : index + 2] if index >= 0 else b""
+        self._set_end(at + 2 if after == b"\r\n" else at)
+
+    def _set_end(self, end: int) -> None:
+        for index in range(len(self.ends) - 1, -1, -1):
+            if self.ends[index] is None:
+                self.ends[index] = end
+                return
+
+    def _find_head(self, data: bytes, start: int) -> None:
+        self._head += data
+        base = start + len(data) - len(self._head)
+        if self.traits.framing == "grpc":
+            found = layout.http2_response_start(bytes(self._head))
+            if found is not None:
+                self.head_end = base + found
+                self._head.clear()
+            return
+        found = bytes(self._head).find(b"\r\n\r\n")
+        if found < 0:
+            if len(self._head) > MAX_HEAD_BYTES:
+                del self._head[: len(self._head) - MAX_HEAD_BYTES]
+            return
+        head = bytes(self._head[: found + 4]).lower()
+        self.head_end = base + found + 4
+        self._chunked = self.traits.framing == "sse" and b"transfer-encoding: chunked" in head
+        self._head.clear()
+
+    def _search(self, data: bytes, start: int) -> None:
+        pending = [text for text, at in self._texts.items() if at is None]
+        if not pending:
+            return
+        window, base = self._text_tail + data, start - len(self._text_tail)
+        for text in pending:
+            found = window.find(text.encode())
+            if found >= 0:
+                self._texts[text] = base + found
+        longest = max(len(t.encode()) for t in pending)
+        self._text_tail = window[-(longest - 1) :] if longest > 1 else b""
+
+    # -- what the judge reads -----------------------------------------------------------------
+    @property
+    def reached_end(self) -> bool:
+        """The source reached its own end: the framing's explicit end, its payload's completion
+        proof, or (on a framing without an explicit end) a clean close."""
+        if self.stream_end is not None or self._payload_complete():
+            return True
+        return not self.traits.has_end and self.eof == "eof" and self.error is None
+
+    @property
+    def payload_accepted(self) -> int:
+        """Leading messages the payload's own checks accept (all of them: no payload)."""
+        return len(self.digests) if self._refused_at is None else self._refused_at
+
+    def _payload_complete(self) -> bool:
+        if self._side is None or self._refused_at is not None:
+            return False
+        ending = Ending(self.eof or "open", self.error, b"", self.stream_end)
+        return bool(self._side.finished(ending))
+
+    def spans(self, limit: int) -> tuple[tuple[int, int], ...]:
+        """``[start, end)`` of the first frames whose bounds are exact (at most ``limit``)."""
+        found: list[tuple[int, int]] = []
+        start = self.head_end
+        for index, end in enumerate(self.ends[:limit], start=1):
+            if start is None or end is None or (self.inexact and index >= self.inexact):
+                break
+            found.append((start, end))
+            start = end
+        return tuple(found)
+
+    # -- the Locator protocol -----------------------------------------------------------------
+    def offset(self, position: Position) -> int | None:
+        if position.offset is not None:
+            return position.offset
+        if position.match is not None:
+            return self._match(position.match)
+        if position.utf8_char is not None:
+            return self._char(position.utf8_char, position.char_byte)
+        if position.frame is not None:
+            if self.codec is None:
+                raise PositionError("frame positions need the link's framing", path=("frame",))
+            return self._in_frame(position)
+        raise PositionError("a time position (after_ms) has no byte offset", path=("after_ms",))
+
+    def not_before(self, position: Position) -> int:
+        if position.match is not None:
+            return max(0, self.seen - len(position.match.encode()) + 1)
+        if position.utf8_char is not None:
+            return self.seen - len(self._chars._carry)
+        if position.frame is not None:
+            try:
+                start = self._start(position.frame)
+            except PositionError:
+                return self.seen  # ``offset`` says why
+            if start is not None:
+                return start
+            known = [e for e in self.ends if e is not None]
+            return max(known, default=self.head_end if self.head_end is not None else 0)
+        return self.seen
+
+    def frame_span(self, index: int) -> tuple[int, int] | None:
+        if self.codec is None:
+            raise PositionError("frame positions need the link's framing", path=("frame",))
+        self.wanted_frames = max(self.wanted_frames, index)
+        if self.inexact and index >= self.inexact:
+            message = f"frame {index}'s bounds were not tracked (decoded in bulk)"
+            raise PositionError(message, path=("frame",))
+        start = self._start(index)
+        end = self.ends[index - 1] if index <= len(self.ends) else None
+        if start is None or end is None:
+            if self._over() and index > len(self.ends):
+                message = f"the stream had {len(self.ends)} frames, not {index}"
+                raise PositionError(message, path=("frame",))
+            return None
+        return start, end
+
+    def length_field(self, index: int) -> tuple[int, int] | None:
+        framing = self.traits.framing
+        if framing not in ("length-prefixed", "grpc"):
+            message = f"framing {framing} has no length prefix in frame {index}"
+            raise PositionError(message, path=("frame",))
+        span = self.frame_span(index)
+        if span is None:
+            return None
+        if framing == "length-prefixed":
+            return span[0], LENGTH_WIDTH
+        # gRPC: the u32 right before the message's bytes, at the end of its DATA frame
+        return span[1] - self.sizes[index - 1] - LENGTH_WIDTH, LENGTH_WIDTH
+
+    def _over(self) -> bool:
+        return self.eof is not None or self.error is not None
+
+    def _start(self, index: int) -> int | None:
+        if self.inexact and index > self.inexact:
+            message = f"frame {index}'s start was not tracked (decoded in bulk)"
+            raise PositionError(message, path=("frame",))
+        if index == 1:
+            return self.head_end
+        return self.ends[index - 2] if index - 1 <= len(self.ends) else None
+
+    def _in_frame(self, position: Position) -> int | None:
+        assert position.frame is not None
+        if position.fraction is not None:
+            span = self.frame_span(position.frame)
+            return None if span is None else span[0] + int(position.fraction * (span[1] - span[0]))
+        self.wanted_frames = max(self.wanted_frames, position.frame)
+        start = self._start(position.frame)
+        if start is None:
+            self.frame_span(position.frame)  # raises once the stream is over without it
+            return None
+        if position.frame_offset is None:
+            return start
+        span = self.frame_span(position.frame)
+        if span is not None and position.frame_offset >= span[1] - span[0]:
+            message = f"frame {position.frame} has {span[1] - span[0]} bytes on the wire"
+            raise PositionError(message, path=("frame_offset",))
+        return start + position.frame_offset
+
+    def _match(self, text: str) -> int | None:
+        found = self._texts.setdefault(text, None)
+        if found is None and self._over():
+            raise PositionError(f"{text!r} did not occur in the stream", path=("match",))
+        return found
+
+    def _char(self, k: int, char_byte: int) -> int | None:
+        self._chars.wanted = max(self._chars.wanted, k)
+        if len(self._chars.starts) < k:
+            if self._over():
+                count = len(self._chars.starts)
+                message = f"the stream had {count} multi-byte characters, not {k}"
+                raise PositionError(message, path=("utf8_char",))
+            return None
+        width = self._chars.widths[k - 1]
+        if not 1 <= char_byte < width:
+            raise PositionError(f"character {k} has {width} bytes", path=("char_byte",))
+        return self._chars.starts[k - 1] + char_byte
+
+
+#: framings without a setup before their first frame
+_RAW = ("length-prefixed", "ndjson")

@@ -1,0 +1,191 @@
+"""The live stream (``harness/link/live.py``): where frames, matches and characters are, learnt
+from the bytes as the proxy reads them, whatever the reads' sizes; what the producer sent."""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from harness.errors import PositionError
+from harness.faults.position import Position
+from harness.link.live import EVERY_FRAME, MAX_EXACT_BYTES, LinkTraits, LiveStream
+from harness.link.prepared import PreparedLink, prepare
+from reference_impl.framing import FramingOptions
+from reference_impl.link import LinkSpec
+from tests.wire import examples
+
+LINKS = {
+    "length-prefixed": LinkSpec("length-prefixed", "messages"),
+    "ndjson": LinkSpec("ndjson", "messages"),
+    "sse": LinkSpec("sse", "tokens"),
+    "sse-close": LinkSpec("sse", "messages", options=FramingOptions(sse_body="close")),
+    "websocket": LinkSpec("websocket", "envelope"),
+    "grpc": LinkSpec("grpc", "messages"),
+}
+
+
+def traits(spec: LinkSpec) -> LinkTraits:
+    return LinkTraits(spec.framing, spec.options, spec.payload, spec.tokens.profile)
+
+
+def fed(known: PreparedLink, cuts: Sequence[int], *, wanted: int = EVERY_FRAME) -> LiveStream:
+    """A live stream that saw ``known``'s clean wire in reads ending at ``cuts``, then EOF."""
+    stream = LiveStream(traits(known.spec), wanted)
+    start = 0
+    for cut in [*sorted(set(cuts)), len(known.wire)]:
+        if cut > start:
+            stream.observe(known.wire[start:cut])
+            start = cut
+    stream.observe_end("eof")
+    return stream
+
+
+def assert_learnt(stream: LiveStream, known: PreparedLink) -> None:
+    assert stream.spans(len(known.spans) + 1) == known.spans
+    assert tuple(stream.digests) == known.digests()
+    assert stream.content == known.content_messages
+    assert stream.reached_end
+    for index in range(1, len(known.spans) + 1):
+        assert stream.frame_span(index) == known.spans[index - 1]
+
+
+@pytest.mark.parametrize("name", sorted(LINKS))
+def test_frames_whole_and_a_byte_at_a_time_are_the_prepared_links(name: str) -> None:
+    known = prepare(LINKS[name])
+    assert_learnt(fed(known, []), known)
+    assert_learnt(fed(known, list(range(1, len(known.wire)))), known)
+
+
+@pytest.mark.parametrize("name", sorted(LINKS))
+@examples(15)
+@given(data=st.data())
+def test_frames_at_any_split_are_the_prepared_links(name: str, data: st.DataObject) -> None:
+    known = prepare(LINKS[name])
+    cuts = data.draw(st.lists(st.integers(1, len(known.wire) - 1), max_size=12))
+    assert_learnt(fed(known, cuts), known)
+
+
+def test_a_longer_response_head_moves_every_frame_with_it() -> None:
+    # A consumer whose request says ``Connection: close`` gets a longer head from h11: the
+    # frames are where the live stream has them, not where a dry run of our request put them.
+    known = prepare(LINKS["sse"])
+    extra = b"connection: close\r\n"
+    head_end = known.wire.index(b"\r\n\r\n") + 2
+    wire = known.wire[:head_end] + extra + known.wire[head_end:]
+    stream = LiveStream(traits(known.spec), EVERY_FRAME)
+    stream.observe(wire)
+    shifted = tuple((a + len(extra), b + len(extra)) for a, b in known.spans)
+    assert stream.spans(100) == shifted
+    assert stream.offset(Position(frame=2, frame_offset=3)) == shifted[1][0] + 3
+
+
+def test_frames_of_a_live_ndjson_stream_are_found_as_they_arrive() -> None:
+    stream = LiveStream(LinkTraits("ndjson"))
+    assert stream.offset(Position(frame=2)) is None  # asked first: decoded byte by byte
+    stream.observe(b'{"n":1}\n{"n"')
+    assert stream.offset(Position(frame=2)) == 8
+    assert stream.frame_span(2) is None
+    stream.observe(b":2}\n")
+    assert stream.frame_span(2) == (8, 16)
+    assert stream.offset(Position(frame=2, fraction=0.5)) == 12
+
+
+def test_frames_decoded_in_bulk_are_refused_rather_than_guessed() -> None:
+    stream = LiveStream(LinkTraits("ndjson"), wanted_frames=1)
+    stream.observe(b'{"n":1}\n')  # a read while a frame is wanted: decoded byte by byte
+    stream.observe(b'{"n":2}\n{"n":3}\n')  # none wanted any more: decoded whole
+    assert stream.frame_span(1) == (0, 8)
+    with pytest.raises(PositionError) as caught:
+        stream.frame_span(3)
+    assert caught.value.path == ("frame",)
+    assert stream.spans(10) == ((0, 8),)
+    assert len(stream.digests) == 3  # the messages are exact all the same
+
+
+def test_exact_decoding_is_bounded_per_direction() -> None:
+    stream = LiveStream(LinkTraits("ndjson"), EVERY_FRAME)
+    line = b"x" * (MAX_EXACT_BYTES // 2 - 1) + b"\n"
+    stream.observe(line)
+    stream.observe(line)
+    stream.observe(b"y\n")  # past the budget: decoded in bulk
+    assert stream.frame_span(2) == (len(line), 2 * len(line))
+    with pytest.raises(PositionError):
+        stream.frame_span(3)
+
+
+def test_a_match_is_found_across_reads() -> None:
+    stream = LiveStream(LinkTraits())
+    assert stream.offset(Position(match="needle")) is None
+    stream.observe(b"hay ne")
+    assert stream.not_before(Position(match="needle")) == 1
+    stream.observe(b"edle hay")
+    assert stream.offset(Position(match="needle")) == 4
+
+
+def test_a_position_the_stream_ended_without_is_a_position_error() -> None:
+    stream = LiveStream(LinkTraits("ndjson"))
+    stream.frame_span(3)
+    stream.observe(b'{"n":1}\n')
+    assert stream.offset(Position(match="zzz")) is None
+    stream.observe_end("eof")
+    for position, key in (
+        (Position(frame=3), "frame"),
+        (Position(match="zzz"), "match"),
+        (Position(utf8_char=1), "utf8_char"),
+    ):
+        with pytest.raises(PositionError) as caught:
+            stream.offset(position)
+        assert caught.value.path == (key,)
+
+
+def test_the_kth_multibyte_character_counts_only_whole_characters() -> None:
+    stream = LiveStream(LinkTraits())
+    assert stream.offset(Position(utf8_char=2, char_byte=1)) is None
+    stream.observe(b"\xc5a \xe2\x82")  # a lone lead byte, then a character cut by the read
+    assert stream.offset(Position(utf8_char=1, char_byte=1)) is None
+    stream.observe(b"\xac")
+    assert stream.offset(Position(utf8_char=1, char_byte=1)) == 4
+    with pytest.raises(PositionError):
+        stream.offset(Position(utf8_char=1, char_byte=3))  # the euro sign has 3 bytes
+
+
+def test_frames_need_a_framing_and_sse_frames_start_after_the_head() -> None:
+    with pytest.raises(PositionError):
+        LiveStream(LinkTraits()).frame_span(1)
+    stream = LiveStream(LinkTraits("sse"))
+    stream.frame_span(1)
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    stream.observe(head + b"b\r\ndata: one\n\n\r\n")
+    assert stream.frame_span(1) == (len(head), len(head) + 16)
+
+
+def test_a_cut_stream_did_not_reach_its_end_and_what_passed_is_what_was_delivered() -> None:
+    known = prepare(LINKS["sse"])
+    stream = LiveStream(traits(known.spec))
+    delivered = stream.watch_delivery()
+    cut = known.spans[2][1]
+    stream.observe(known.wire)
+    stream.observe_written(known.wire[:cut])
+    stream.observe_end("eof")
+    stream.observe_closed("rst")
+    assert stream.reached_end and not delivered.reached_end
+    assert tuple(delivered.digests) == known.digests()[:3]
+    assert delivered.digests[0] == hashlib.sha256(known.messages[0]).hexdigest()
+
+
+def test_a_clean_close_ends_a_framing_without_an_end_of_its_own() -> None:
+    stream = LiveStream(LinkTraits("length-prefixed", payload="messages"))
+    stream.observe(b"\x00\x00\x00\x02hi")
+    assert not stream.reached_end
+    stream.observe_end("eof")
+    assert stream.reached_end
+    cut = LiveStream(LinkTraits("length-prefixed", payload="messages"))
+    cut.observe(b"\x00\x00\x00\x02hi")
+    cut.observe_end("cut")
+    assert not cut.reached_end
