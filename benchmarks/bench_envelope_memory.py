@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import resource
+import ssl
 import subprocess
 import sys
 from typing import Any
@@ -31,11 +32,10 @@ from typing import Any
 import trio
 
 from reference_impl.consumer import run_consumer
-from reference_impl.consumer_config import ConsumerPolicy
+from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
 from reference_impl.link import LinkSpec
 from reference_impl.payload.envelope import EnvelopeSpec
 from reference_impl.producer import Producer, ProducerConfig
-from reference_impl.consumer_config import ConsumerConfig
 
 MIB = 1024 * 1024
 RECORDS = (10_000, 1_000_000)
@@ -68,9 +68,9 @@ class _OneShot(Producer):
         super().__init__(config)
         self.finished = trio.Event()
 
-    async def handle(self, stream: trio.SocketStream) -> None:
+    async def handle(self, transport: trio.SocketStream, tls: ssl.SSLContext | None = None) -> None:
         try:
-            await super().handle(stream)
+            await super().handle(transport, tls)
         finally:
             self.finished.set()
 

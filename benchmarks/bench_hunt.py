@@ -2,7 +2,8 @@
 seconds, and the hunt's cases per second.
 
 Run from the repository root with ``python -m benchmarks.bench_hunt`` (``--only splitlines``
-for one consumer, ``--budget 50`` for a quick look). Each broken consumer of
+for one consumer, ``--only reference`` for the reference program, ``--budget 50`` for a quick
+look). Each broken consumer of
 ``tests/broken/catalogue.py`` is hunted on the first link it speaks, framings in the order
 ndjson, length-prefixed, sse, websocket, grpc and payloads in the order messages, envelope,
 tokens (so the cheapest framings first), with a fixed seed and budget and no example database
@@ -145,7 +146,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         rows.append(row)
         if not row.result.found:
             rows.append(hunt(broken.name, broken.command, link, args, strict=True))
-    if not args.only:
+    if not args.only or "reference" in args.only:
         for text in args.reference_links:
             framing, payload = text.split("/")
             rows.append(hunt(REFERENCE, REFERENCE_COMMAND, (framing, payload), args, strict=True))

@@ -16,13 +16,14 @@ where tearline is installed, scenario files or not.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pytest
 
 if TYPE_CHECKING:
+    from harness.consumers.fixtures import RunningProxy, ScenarioResults
     from harness.judging.results import CaseResult
     from harness.scenario import Case
 
@@ -208,3 +209,23 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     if drop:
         config.hook.pytest_deselected(items=drop)
         items[:] = keep
+
+
+# -- fixtures for testing your own clients (docs/python-consumers.md) --------------------------
+# Thin here, so that a pytest run without them imports nothing of the harness.
+@pytest.fixture
+def tearline_proxy() -> Iterator[Callable[..., RunningProxy]]:
+    """A factory of fault proxies in front of a service, each stopped after the test
+    (``harness.consumers.fixtures.start_proxy``)."""
+    from harness.consumers.fixtures import proxy_factory  # noqa: PLC0415
+
+    yield from proxy_factory()
+
+
+@pytest.fixture
+def tearline_scenarios() -> Iterator[Callable[..., ScenarioResults]]:
+    """Run scenario files against a consumer function
+    (``harness.consumers.fixtures.run_scenarios``)."""
+    from harness.consumers.fixtures import scenario_runner  # noqa: PLC0415
+
+    yield from scenario_runner()

@@ -8,7 +8,8 @@ programs are handed (``{ca_file}``, ``SSL_CERT_FILE``, ...: ``harness/running/ex
 
 One authority per process, made on first use. ``tearline run`` makes it before it forks its
 workers, so they share the parent's (one CA, one file, for the whole run); the folder goes when
-the process that made it exits.
+the process that made it exits. Tests and benchmarks make others (``new_authority``): a CA
+nobody trusts, a certificate for another name.
 """
 
 from __future__ import annotations
@@ -48,6 +49,22 @@ class Authority:
         """A client context that trusts this CA only (hostname checked), offering ``alpn``."""
         return _client_context(self, tuple(alpn))
 
+    def write_identity(self, path: Path) -> None:
+        """The certificate's private key and chain in one PEM file (``load_cert_chain``), for
+        a server in another process."""
+        self.leaf.private_key_and_cert_chain_pem.write_to_path(str(path))
+
+
+def new_authority(
+    folder: Path, names: Sequence[str] = LOOPBACK_NAMES, *, organization: str = "tearline CA"
+) -> Authority:
+    """A fresh CA, a server certificate from it for ``names``, the CA's file in ``folder``."""
+    ca = trustme.CA(organization_name=organization)
+    leaf = ca.issue_cert(*names)
+    ca_file = folder / CA_FILE_NAME
+    ca.cert_pem.write_to_path(str(ca_file))
+    return Authority(ca, leaf, ca_file)
+
 
 @functools.cache
 def run_authority() -> Authority:
@@ -61,11 +78,7 @@ def run_authority() -> Authority:
             shutil.rmtree(folder, ignore_errors=True)
 
     atexit.register(remove)
-    ca = trustme.CA(organization_name="tearline run CA")
-    leaf = ca.issue_cert(*LOOPBACK_NAMES)
-    ca_file = folder / CA_FILE_NAME
-    ca.cert_pem.write_to_path(str(ca_file))
-    return Authority(ca, leaf, ca_file)
+    return new_authority(folder, organization="tearline run CA")
 
 
 # Contexts are cached: building one loads keys and certificates, and a case opens several.

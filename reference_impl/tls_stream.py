@@ -29,12 +29,14 @@ import os
 import socket
 import ssl
 import struct
+from collections import deque
 
 import trio
 
 __all__ = ["TlsStream", "describe_tls_error"]
 
-RAW_READ_BYTES = 65536
+#: ciphertext asked for per socket read (many 16 KiB records at once when they are there)
+RAW_READ_BYTES = 256 * 1024
 #: how long a close waits for room in the socket's send buffer to queue its close_notify
 CLOSE_NOTIFY_TIMEOUT_S = 2.0
 _LINGER_ZERO = struct.pack("ii", 1, 0)
@@ -76,7 +78,7 @@ class TlsStream(trio.abc.HalfCloseableStream):
             server_hostname=server_hostname,
         )
         self._plain = bytearray()  # decrypted before a half-close, not yet returned
-        self._backlog = bytearray()  # ciphertext not yet written to the socket
+        self._backlog: deque[memoryview] = deque()  # ciphertext not yet written, in order
         self._writing = False  # a task is writing the backlog (it writes what others add)
         self._received_eof = False
         self._sent_eof = False
@@ -125,9 +127,27 @@ class TlsStream(trio.abc.HalfCloseableStream):
                     await self._flush()
                 await self._fill()
                 continue
+            if record and len(record) < size:
+                record = self._more(record, size)
             if self._outgoing.pending:
                 await self._flush()
             return record
+
+    def _more(self, first: bytes, size: int) -> bytes:
+        """``first`` and the plaintext of the complete records behind it, up to ``size``: one
+        read per socket read, as over TCP, not one per 16 KiB record (a read costs a trip
+        through the proxy's leg)."""
+        parts, total = [first], len(first)
+        while total < size:
+            try:
+                record = self._decrypt(size - total)
+            except trio.BrokenResourceError:
+                break  # the next read meets it again
+            if not record:  # none complete, or the end (recorded: the next read returns b"")
+                break
+            parts.append(record)
+            total += len(record)
+        return b"".join(parts) if len(parts) > 1 else first
 
     def _decrypt(self, size: int) -> bytes | None:
         """Plaintext of the next record (``b""`` once the peer ended), or None to read more."""
@@ -177,7 +197,7 @@ class TlsStream(trio.abc.HalfCloseableStream):
 
     async def _flush(self) -> None:
         """Write all pending ciphertext, in order, whichever task made it."""
-        self._backlog += self._outgoing.read()
+        self._queue()
         if self._writing:
             return  # the writing task sends what was just added, after its own bytes
         self._writing = True
@@ -190,20 +210,29 @@ class TlsStream(trio.abc.HalfCloseableStream):
 
     def _flush_now(self) -> None:
         """Write what the socket's buffer takes now, without waiting."""
-        self._backlog += self._outgoing.read()
+        self._queue()
         if not self._writing:
             while self._backlog and self._write_some():
                 pass
 
+    def _queue(self) -> None:
+        """Move what the SSL object wrote into the backlog (no copy: views of its bytes)."""
+        if self._outgoing.pending:
+            self._backlog.append(memoryview(self._outgoing.read()))
+
     def _write_some(self) -> bool:
-        """One write of the backlog; False when the socket's buffer is full."""
+        """One write from the backlog; False when the socket's buffer is full."""
+        head = self._backlog[0]
         try:
-            written = os.write(self.socket.fileno(), self._backlog)
+            written = os.write(self.socket.fileno(), head)
         except BlockingIOError:
             return False
         except OSError as err:
             raise trio.BrokenResourceError(str(err)) from err
-        del self._backlog[:written]
+        if written == len(head):
+            self._backlog.popleft()
+        else:
+            self._backlog[0] = head[written:]
         return True
 
     # -- ends -------------------------------------------------------------------------------

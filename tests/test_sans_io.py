@@ -23,6 +23,9 @@ PURE_FOLDERS = (
     "harness/judging",
     "harness/reports",
     "harness/record",
+    "harness/consumers",
+    "harness/control",
+    "harness/hunt",
 )
 PURE_FILES = ("harness/errors.py",)
 #: modules in those folders that are the I/O shell (they own sockets, files or the clock)
@@ -34,6 +37,25 @@ SHELL = {
     "harness.record.recorder",
     "harness.record.replay",
     "harness.record.capture",
+    # a consumer function's process, its pool and the clients it drives
+    "harness.consumers.clients",
+    "harness.consumers.fixtures",
+    "harness.consumers.pool",
+    "harness.consumers.program",
+    "harness.consumers.runner",
+    "harness.consumers.worker",
+    # the control API's server and the proxies it runs
+    "harness.control.api",
+    "harness.control.asgi",
+    "harness.control.routes",
+    "harness.control.runtime",
+    # hunt's search loop, which runs cases
+    "harness.hunt.engine",
+    "harness.hunt.live",
+    # pure, but Hypothesis itself imports trio (for its own trio support): not checkable here
+    "harness.hunt.strategies",
+    # TLS over trio streams, for the producer and consumer
+    "reference_impl.tls_stream",
 }
 #: what no pure module may load, even indirectly
 FORBIDDEN = ("trio", "scapy", "harness.proxy", "harness.running", "harness.cli", "rich")

@@ -1,4 +1,4 @@
-"""Compare two runs case by case: ``python tools/compare_runs.py OLD/results.json NEW/results.json``.
+"""Compare two runs case by case: ``python tools/compare_runs.py OLD.json NEW.json``.
 
 For a change that must not change behaviour (a restructuring): every case id of one run is in
 the other, with the same outcome and the same consumer verdict, completeness and count of

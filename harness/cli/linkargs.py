@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import ssl
 
 from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.framing import DEFAULT_MAX_MESSAGE_BYTES, FRAMING_NAMES, FramingOptions
@@ -68,6 +69,62 @@ def add_consumer_arguments(parser: argparse.ArgumentParser) -> None:
         "--accept-partial-at-safe-boundary", choices=("true", "false"), default="false"
     )
     group.add_argument("--max-reconnects", type=int, default=0)
+    group.add_argument(
+        "--tls",
+        action="store_true",
+        help="connect over TLS, trusting the system's CAs (and those of SSL_CERT_FILE)",
+    )
+    group.add_argument(
+        "--ca-file",
+        default="",
+        metavar="FILE",
+        help="connect over TLS, trusting the CAs of this PEM file (tearline run passes "
+        "{ca_file}; empty: plain TCP unless --tls)",
+    )
+
+
+def add_producer_tls_arguments(parser: argparse.ArgumentParser) -> None:
+    group = parser.add_argument_group("TLS")
+    group.add_argument(
+        "--certfile",
+        default=None,
+        metavar="PEM",
+        help="serve TLS with this certificate (chain); its key in it or in --keyfile",
+    )
+    group.add_argument("--keyfile", default=None, metavar="PEM", help="the certificate's key")
+
+
+def producer_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    """The server context of ``--certfile``/``--keyfile`` (None: plain TCP), ALPN by the
+    framing as ``consumer_tls``."""
+    if args.certfile is None:
+        if args.keyfile is not None:
+            raise SystemExit("tearline produce: --keyfile needs --certfile")
+        return None
+    context = ssl.create_default_context(ssl.Purpose.CLIENT_AUTH)
+    try:
+        context.load_cert_chain(args.certfile, args.keyfile)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"tearline produce: --certfile {args.certfile}: {err}") from None
+    context.set_alpn_protocols(_alpn(args.framing))
+    return context
+
+
+def _alpn(framing: str) -> list[str]:
+    return ["h2"] if framing == "grpc" else ["http/1.1"]
+
+
+def consumer_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
+    """The client context of ``--tls``/``--ca-file`` (None: plain TCP). ALPN as the proxy
+    offers it: h2 for gRPC, http/1.1 otherwise."""
+    if not args.tls and not args.ca_file:
+        return None
+    try:
+        context = ssl.create_default_context(cafile=args.ca_file or None)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"tearline consume: --ca-file {args.ca_file}: {err}") from None
+    context.set_alpn_protocols(_alpn(args.framing))
+    return context
 
 
 def consumer_config(

@@ -6,6 +6,7 @@ import argparse
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict
+from functools import partial
 from importlib import metadata
 
 import trio
@@ -18,9 +19,12 @@ from harness.cli import scenario as scenario_commands
 from harness.cli.linkargs import (
     add_consumer_arguments,
     add_link_arguments,
+    add_producer_tls_arguments,
     consumer_config,
+    consumer_tls,
     hostport,
     link_from_args,
+    producer_tls,
 )
 from reference_impl.consumer import run_consumer
 from reference_impl.consumer_config import ConsumerPolicy
@@ -55,9 +59,11 @@ async def _demo(args: argparse.Namespace) -> int:
 async def _produce(args: argparse.Namespace) -> int:
     link = link_from_args(args)
     producer = Producer(ProducerConfig(link))
+    tls = producer_tls(args)
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(producer.serve, args.host, args.port)
-        print(f"serving {link.payload} over {link.framing} on {args.host}:{port}", flush=True)
+        port = await nursery.start(partial(producer.serve, tls=tls), args.host, args.port)
+        over = " over TLS" if tls else ""
+        print(f"serving {link.payload} over {link.framing}{over} on {args.host}:{port}", flush=True)
     return 0
 
 
@@ -71,7 +77,7 @@ async def _consume(args: argparse.Namespace) -> int:
         accept_partial_at_safe_boundary=args.accept_partial_at_safe_boundary == "true",
     )
     policy = ConsumerPolicy(config, max_reconnects=args.max_reconnects)
-    report = await run_consumer(host, port, policy)
+    report = await run_consumer(host, port, policy, consumer_tls(args))
     print(to_json(report) if args.json else _summary(report))
     return 0 if report.complete else 1
 
@@ -94,6 +100,7 @@ def build_parser() -> argparse.ArgumentParser:
     add_link_arguments(produce)
     produce.add_argument("--host", default="127.0.0.1")
     produce.add_argument("--port", type=int, default=0)
+    add_producer_tls_arguments(produce)
     consume = sub.add_parser("consume", help="run the reference consumer against HOST:PORT")
     add_link_arguments(consume)
     consume.add_argument("--connect", type=hostport, required=True, metavar="HOST:PORT")

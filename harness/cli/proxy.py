@@ -293,7 +293,8 @@ def proxy(args: argparse.Namespace) -> int:
         # position without --framing, a length field where the framing has none.
         misplaced = check_placeable(faults, _traits(args))
         if misplaced:
-            print(f"{args.faults}: {misplaced}", file=sys.stderr)
+            hint = " (give --framing)" if args.framing is None else ""
+            print(f"{args.faults}: {misplaced}{hint}", file=sys.stderr)
             return 2
     try:
         code, problem = trio.run(_main, args, faults)

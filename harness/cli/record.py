@@ -15,8 +15,8 @@ import shlex
 import sys
 from pathlib import Path
 
-from harness.cli.linkargs import PAYLOADS, hostport
-from harness.cli.types import bounded_float
+from harness.cli.linkargs import PAYLOADS
+from harness.cli.types import bounded_float, readable_file, upstream
 from harness.config.limits import MAX_DURATION_MS
 from reference_impl.framing import FRAMING_NAMES
 from reference_impl.payload import tokens
@@ -30,7 +30,23 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "record", help="record one exchange with a producer, to replay it as a scenario's producer"
     )
     parser.add_argument(
-        "--upstream", type=hostport, required=True, metavar="HOST:PORT", help="the producer"
+        "--upstream",
+        type=upstream,
+        required=True,
+        metavar="HOST:PORT",
+        help="the producer: HOST:PORT, or https://HOST:PORT to speak TLS to it",
+    )
+    parser.add_argument(
+        "--upstream-ca",
+        type=readable_file,
+        default=None,
+        metavar="FILE",
+        help="with an https upstream: trust the CAs in this PEM file instead of the system's",
+    )
+    parser.add_argument(
+        "--upstream-insecure",
+        action="store_true",
+        help="with an https upstream: do not verify its certificate",
     )
     parser.add_argument("--framing", choices=FRAMING_NAMES, required=True)
     parser.add_argument("--payload", choices=PAYLOADS, default="envelope")
@@ -76,13 +92,14 @@ def _write(path: str, data: bytes) -> None:
 def record(args: argparse.Namespace) -> int:
     import trio  # noqa: PLC0415 - the proxy and the consumer only when recording
 
-    from harness.errors import HarnessError  # noqa: PLC0415
+    from harness.errors import FieldError, HarnessError  # noqa: PLC0415
     from harness.record.format import dumps  # noqa: PLC0415
     from harness.record.recorder import record as record_exchange  # noqa: PLC0415
     from harness.scenario.model import (  # noqa: PLC0415
         ConsumerConfig,
         FramingConfig,
         Link,
+        ProducerConfig,
         TokensConfig,
     )
     from reference_impl.framing import FramingName  # noqa: PLC0415
@@ -91,15 +108,24 @@ def record(args: argparse.Namespace) -> int:
     command = None if args.consumer is None else tuple(shlex.split(args.consumer))
     if command == ():
         return _fail("--consumer: an empty command")
+    try:
+        producer = ProducerConfig(
+            upstream=args.upstream,
+            upstream_ca=args.upstream_ca,
+            upstream_insecure=args.upstream_insecure,
+        )
+    except FieldError as err:  # --upstream-ca without https://, say
+        return _fail(f"--{str(err.path[0]).replace('_', '-')}: {err.message}")
     link = Link(
         FramingName(args.framing),
         PayloadName(args.payload),
         tokens=TokensConfig(profile=args.profile) if args.payload == "tokens" else None,
         framing_options=FramingConfig(sse_body=args.sse_body),
+        producer=producer,
         consumer=ConsumerConfig(command=command),
     )
     try:
-        recorded = trio.run(record_exchange, link, args.upstream, args.deadline_ms / 1000)
+        recorded = trio.run(record_exchange, link, args.deadline_ms / 1000)
     except HarnessError as err:
         return _fail(err.text)
     recording = recorded.recording
@@ -111,12 +137,12 @@ def record(args: argparse.Namespace) -> int:
             write_recording_pcap(recording, args.pcap)
     except OSError as err:
         return _fail(f"cannot write {err.filename}: {err.strerror or err}")
-    producer = recording.reads("producer")
+    reads = recording.reads("producer")
     end = recording.end_of("producer")
     verdict = recorded.report.verdict if recorded.report else f"none ({recorded.problem})"
     print(
         f"recorded {args.output}: {len(recording.sent('consumer'))} request bytes, "
-        f"{len(recording.sent('producer'))} producer bytes in {len(producer)} reads, "
+        f"{len(recording.sent('producer'))} producer bytes in {len(reads)} reads, "
         f"producer end {'open' if end is None else end.how}; consumer verdict {verdict}"
     )
     if recorded.ignored:

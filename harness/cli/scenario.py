@@ -163,7 +163,9 @@ def retarget(
     if function is not None:
         link = replace(link, consumer=replace(link.consumer, command=None, function=function))
     if upstream is not None:
-        link = replace(link, producer=replace(link.producer, upstream=upstream))
+        # your producer instead of whichever the scenario names (a replay's too)
+        producer = replace(link.producer, upstream=upstream, replay=None, speed=1.0)
+        link = replace(link, producer=producer)
     return replace(case, scenario=replace(case.scenario, link=link))
 
 
@@ -220,13 +222,14 @@ def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
 def print_warnings(cases: Sequence[Case]) -> None:
     """What the author should know about cases that are valid (``harness.link.unseen``)."""
     from harness.link.reference import prepared_link  # noqa: PLC0415
-    from harness.link.unseen import case_warnings  # noqa: PLC0415
+    from harness.link.unseen import UNSEEN_KINDS, case_warnings  # noqa: PLC0415
 
     shown = [
         (case.scenario.origin.file, case.scenario.origin.line, prepared, case.scenario.faults)
         for case in cases
         if case.scenario.origin is not None
-        and case.scenario.link.producer.upstream is None
+        and not case.scenario.link.producer.external
+        and any(f.kind in UNSEEN_KINDS for f in case.scenario.faults)  # else nothing to warn
         and (prepared := prepared_link(case.scenario)) is not None
     ]
     for line in case_warnings(shown):
@@ -240,6 +243,11 @@ def targeted_cases(args: argparse.Namespace) -> list[Case]:
     function = getattr(args, "consumer_function", None)
     if consumer is not None and function is not None:
         raise SelectionError("give --consumer or --consumer-function, not both")
+    if function is not None:
+        from harness.consumers.worker import locate  # noqa: PLC0415
+
+        if problem := locate(function):
+            raise SelectionError(f"--consumer-function: {problem}")
     tls, ca, insecure = _tls_options(args)
     try:
         if consumer is not None or upstream is not None or function is not None:

@@ -24,7 +24,6 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-import pytest
 import trio
 
 from harness.errors import SetupError
@@ -178,9 +177,9 @@ def start_proxy(
     return running
 
 
-@pytest.fixture
-def tearline_proxy() -> Iterator[Callable[..., RunningProxy]]:
-    """A factory of fault proxies (``start_proxy``), all stopped after the test."""
+def proxy_factory() -> Iterator[Callable[..., RunningProxy]]:
+    """A factory of fault proxies (``start_proxy``), all stopped after the test: the body of
+    the ``tearline_proxy`` fixture (``harness/pytest_plugin.py`` registers it)."""
     proxies: list[RunningProxy] = []
 
     def make(
@@ -263,9 +262,9 @@ def run_scenarios(
     return ScenarioResults(tuple(done))
 
 
-@pytest.fixture
-def tearline_scenarios() -> Iterator[Callable[..., ScenarioResults]]:
-    """``run_scenarios``; the consumer workers it started stop after the test."""
+def scenario_runner() -> Iterator[Callable[..., ScenarioResults]]:
+    """``run_scenarios``; the consumer workers it started stop after the test: the body of
+    the ``tearline_scenarios`` fixture."""
     from harness.consumers.pool import close_default_pool  # noqa: PLC0415
 
     yield run_scenarios

@@ -11,6 +11,7 @@ the runner reads when a call has no report.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 import os
 import socket
 import sys
@@ -28,6 +29,19 @@ READ_BYTES = 1 << 16
 
 class ResolveError(Exception):
     """The ``MODULE:FUNCTION`` reference names nothing callable."""
+
+
+def locate(ref: str) -> str:
+    """Why ``package.module:function`` names no module that exists, or ''; without importing
+    the module itself (the command line checks this before it forks its jobs)."""
+    module_name, _, name = ref.partition(":")
+    if not module_name or not name:
+        return f"{ref!r} is not MODULE:FUNCTION"
+    try:
+        found = importlib.util.find_spec(module_name)
+    except (ImportError, ValueError) as err:  # a parent package that fails to import
+        return f"cannot import {module_name!r}: {type(err).__name__}: {err}"
+    return "" if found is not None else f"no module named {module_name!r}"
 
 
 def resolve(ref: str) -> Callable[[LinkInfo], Any]:

@@ -1,6 +1,7 @@
 """Where a fault applies: one ``Position``, its rules written once, and their JSON Schema.
 
-A position is one anchor (``offset``, ``frame``, ``utf8_char``, ``match`` or ``after_ms``) plus
+A position is one anchor (``offset``, ``frame``, ``utf8_char``, ``match``, ``request_end`` or
+``after_ms``) plus
 refinements that only mean something with their anchor (``frame_offset`` or ``fraction`` with
 ``frame``, ``char_byte`` with ``utf8_char``). The bounds of each value sit on its type
 (``Annotated[int, Ge(0)]``); the rules between fields are the tables below. ``check_position``
@@ -11,7 +12,7 @@ them, so the loader, the schema and code that builds positions agree.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, Any
+from typing import Annotated, Any, Literal
 
 from harness.config.checks import check_fields
 from harness.config.constraints import Ge, Le, MinLen
@@ -19,7 +20,7 @@ from harness.config.limits import MAX_BYTES, MAX_COUNT, MAX_DURATION_MS
 from harness.errors import FieldError
 
 #: Exactly one of these places the fault.
-ANCHORS = ("offset", "frame", "utf8_char", "match", "after_ms")
+ANCHORS = ("offset", "frame", "utf8_char", "match", "request_end", "after_ms")
 #: refinement -> the anchor it needs
 REFINES = {"frame_offset": "frame", "fraction": "frame", "char_byte": "utf8_char"}
 #: refinements that exclude each other
@@ -29,7 +30,7 @@ EXCLUSIVE = (("frame_offset", "fraction"),)
 @dataclass(frozen=True, slots=True)
 class Position:
     """Where a fault applies, in the source's byte stream of one direction. Exactly one of
-    ``offset``, ``frame``, ``utf8_char``, ``match``, ``after_ms`` is set.
+    ``offset``, ``frame``, ``utf8_char``, ``match``, ``request_end``, ``after_ms`` is set.
 
     - ``offset``: absolute byte offset (0 = before the first byte).
     - ``frame`` (1-based message index) with ``frame_offset`` (bytes into the bytes that frame
@@ -37,6 +38,9 @@ class Position:
     - ``utf8_char`` (1-based index of a multi-byte UTF-8 character in the stream) with
       ``char_byte`` (1 = cut after its first byte).
     - ``match``: the first occurrence of this UTF-8 text; the position is its first byte.
+    - ``request_end``: (``true``; the consumer's direction only) the byte after the consumer's
+      request, whatever its length: its HTTP request head on SSE and WebSocket, the HTTP/2
+      frame that ends its request stream on gRPC, byte 0 on framings without a request.
     - ``after_ms``: time since the connection's first byte, for time-triggered faults.
     """
 
@@ -54,6 +58,8 @@ class Position:
     char_byte: Annotated[int, Ge(1), Le(3)] = 1
     #: the first occurrence of this UTF-8 text; the position is its first byte
     match: Annotated[str, MinLen(1)] | None = None
+    #: right after the consumer's request (true; in the consumer's direction)
+    request_end: Literal[True] | None = None
     #: time since the connection's first byte, in milliseconds
     after_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] | None = None
 
@@ -79,6 +85,8 @@ class Position:
             return f"UTF-8 character {self.utf8_char}, byte {self.char_byte}"
         if self.match is not None:
             return f"match {self.match!r}"
+        if self.request_end is not None:
+            return "the request's end"
         if self.after_ms is not None:
             return f"{self.after_ms:g} ms"
         return f"byte {self.offset}"
@@ -90,6 +98,8 @@ def check_position(position: Position) -> None:
     if len(anchors) != 1:
         got = f" (got {', '.join(anchors)})" if anchors else ""
         raise FieldError(f"give exactly one of {', '.join(ANCHORS)}{got}")
+    if position.request_end is not None and position.request_end is not True:
+        raise FieldError("only true (or leave it out)", path=("request_end",))
     for refinement, anchor in REFINES.items():
         if _is_set(position, refinement) and getattr(position, anchor) is None:
             raise FieldError(f"only with {anchor}", path=(refinement,))

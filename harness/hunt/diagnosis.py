@@ -17,7 +17,9 @@ strictly or ungraded, when its outcome is ``fail``, ``violation`` or ``no_verdic
 ``inconclusive`` or ``error`` run of the consumer, where the reference's was fine, did not test
 it as declared: the plan is discarded; so is a plan on which the reference reconnected and this
 consumer, opening fewer connections, failed closed instead (the contract lets a consumer
-reconnect, it does not make it).
+reconnect, it does not make it). Held strictly, a non-strict grade still passes on a plan with
+an RST: a reset discards the bytes the receiver had not read, so what a consumer had seen
+before it (the verdict, the count) is a race, not a bug.
 
 A failure's key is the outcome, the invariants it broke, and for a failed expectation what
 differs (verdict, completeness, more or fewer messages): the evidence's words and numbers are
@@ -29,7 +31,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import StrEnum
 
-from harness.hunt.plan import Plan
+from harness.hunt.plan import Plan, resets
 from harness.judging.results import CaseResult, Grade, Outcome
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
@@ -151,7 +153,10 @@ def classify(
     moved = effect(clean, reference.report)
     if consumer.outcome in INVALID:  # the harness did not test the consumer as declared
         return Judged(plan, Standing.INVALID, reference, consumer, expect, effect=moved)
-    failed = is_failure(consumer, strict=strict)
+    # after an RST, what the consumer had read before it is a race (a reset discards unread
+    # bytes): a failure it surfaced in other words (non-strict) is not held even --strict
+    raced = resets(plan.faults) and consumer.grade is Grade.NON_STRICT
+    failed = is_failure(consumer, strict=strict and not raced)
     if (
         failed
         and consumer.outcome is Outcome.FAIL

@@ -33,6 +33,8 @@ from reference_impl.report import ConsumerReport
 DEFAULT_DEADLINE_MS = 10000.0
 #: a plan's deadline when nothing in it waits for the idle timeout
 SHORT_DEADLINE_MS = 6000.0
+#: what one more connection's stall without end adds: the idle timeout, and a margin
+IDLE_WAIT_MS = 6000.0
 #: what the reference run is judged against: anything (only the invariants can fail it)
 ANYTHING = Expect(accepted_messages=CountRange(0))
 #: faults whose effect is a span of wall-clock time (as ``harness.running.execute``)
@@ -62,9 +64,12 @@ def is_timed(faults: tuple[Fault, ...]) -> bool:
 
 
 def deadline_for(faults: tuple[Fault, ...]) -> float:
-    """A stall without end is only ended by the consumer's idle timeout (5 s by default)."""
-    forever = any(isinstance(f, Stall) and f.duration_ms is None for f in faults)
-    return DEFAULT_DEADLINE_MS if forever else SHORT_DEADLINE_MS
+    """A stall without end is only ended by the consumer's idle timeout (5 s by default), on
+    every connection it stalls."""
+    if not any(isinstance(f, Stall) and f.duration_ms is None for f in faults):
+        return SHORT_DEADLINE_MS
+    reconnects = sum(f.kind == "reconnect" for f in faults)
+    return DEFAULT_DEADLINE_MS + reconnects * IDLE_WAIT_MS
 
 
 def resets(faults: tuple[Fault, ...]) -> bool:

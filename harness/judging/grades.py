@@ -4,7 +4,10 @@ The library's expectations are the seeds' exact verdicts, written for the refere
 which is held to them everywhere (its outcome is its grade). A client library cannot show a
 buffer state or take streamed tokens back, so a foreign consumer is graded:
 
-- ``strict``: it met the expectation exactly (the outcome is ``pass``).
+- ``strict``: it met the expectation exactly (the outcome is ``pass``), or the case expects
+  the whole stream taken, it took it (a complete claim I2 upheld) and differs only in words:
+  its own verdict for "complete", or fewer messages where it keeps the end-of-stream
+  messages to itself (an SDK consumes ``[DONE]``; I2 proved every message with content came).
 - ``non-strict``: every invariant held and it surfaced the failure the case expects, in its own
   words (another error code, or more messages handed on before it raised: streamed messages
   cannot be taken back, and I1 proved each was real).
@@ -50,15 +53,17 @@ def grade(
     if outcome is Outcome.PASS:
         return Grade.STRICT
     kinds = {_mismatch_grade(key, expect, report) for key in mismatched}
-    for worst in (Grade.FAILED, Grade.NON_STRICT):
+    for worst in (Grade.FAILED, Grade.NON_STRICT, Grade.INFORMATIONAL):
         if worst in kinds:
             return worst
-    return Grade.INFORMATIONAL
+    return Grade.STRICT
 
 
 def _mismatch_grade(key: str, expect: Expect, report: ConsumerReport) -> Grade:
     if expect.grading.is_informational(key):
         return Grade.INFORMATIONAL
+    if key in ("verdict", "accepted_messages") and report.complete and expects_success(expect):
+        return Grade.STRICT  # the whole stream taken (I2 held): its words, not ours, differ
     if key == "complete":
         # Claiming complete where the case says "not provably complete" is informational: I2
         # held (else the outcome would be a violation), so the link was not cut early and

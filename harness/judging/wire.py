@@ -20,8 +20,9 @@ class WireConnection:
     number: int
     #: sha256 of each message the producer sent, in order, decoded before any fault
     sent: tuple[str, ...] = ()
-    #: how many leading messages carry the result (the rest only prove the end: ``[DONE]``)
-    content: int = 0
+    #: the messages a complete result must include (not those that only prove the end, like
+    #: ``[DONE]``, nor a token stream's scaffolding, like a ``ping``)
+    carrying: tuple[str, ...] = ()
     #: the producer reached its own end: the framing's end, its payload's completion proof,
     #: or a clean close where the framing has no end of its own
     producer_end: bool = False
@@ -38,12 +39,13 @@ class WireConnection:
 
 
 def needed_messages(wire: Sequence[WireConnection], last: int, *, resumes: bool) -> list[str]:
-    """Digests a complete result must include: the content messages of connection ``last``,
-    or of every connection up to it when the producer resumes across reconnects."""
+    """Digests a complete result must include: the messages that carry the result on
+    connection ``last``, or on every connection up to it when the producer resumes across
+    reconnects."""
     chosen = (
         [c for c in wire if c.number <= last] if resumes else [c for c in wire if c.number == last]
     )
-    return [digest for c in chosen for digest in c.sent[: c.content]]
+    return [digest for c in chosen for digest in c.carrying]
 
 
 def connection(wire: Sequence[WireConnection], number: int) -> WireConnection | None:

@@ -62,6 +62,8 @@ class LinkTraits:
     options: FramingOptions = field(default_factory=FramingOptions)
     payload: str | None = None
     profile: str = "openai"
+    #: the consumer's direction of a link of ``framing``: its request is found, not decoded
+    request: bool = False
 
     @property
     def has_end(self) -> bool:
@@ -110,7 +112,11 @@ class LiveStream:
         self.wanted_frames = wanted_frames
         self.seen = 0  # bytes observed
         self.codec: ClientCodec | None = None
-        if traits.framing is not None:
+        #: where the consumer's request ends, once known (a request stream only)
+        self.request_end: int | None = None
+        if traits.request:
+            self.request_end = 0 if traits.framing in (None, *_RAW) else None
+        elif traits.framing is not None:
             options = FramingOptions(
                 max_message_bytes=1 << 30,
                 sse_body=traits.options.sse_body,
@@ -118,8 +124,11 @@ class LiveStream:
                 path=traits.options.path,
             )
             self.codec = make_monitor(traits.framing, options)
-        self.head_end: int | None = 0 if traits.framing in (None, *_RAW) else None
+        self.head_end: int | None = (
+            0 if traits.framing in (None, *_RAW) or traits.request else None
+        )
         self._head = bytearray()
+        self._head_lost = False  # no setup within MAX_HEAD_BYTES: frames are not placed
         self._chunked = False
         self.ends: list[int | None] = []  # where each frame's bytes end; None: not yet known
         self.inexact = 0  # frames from this one on (1-based) have no exact bounds
@@ -128,6 +137,7 @@ class LiveStream:
         self.digests: list[str] = []  # the messages the source sent, in order
         self.previews: dict[str, str] = {}
         self.content = 0  # how many leading messages carry the result
+        self._token_frames: list[int] = []  # on a token stream: the messages with a token
         self.stream_end: StreamEnd | None = None
         self.error: CodecError | None = None  # the source does not speak the framing
         self.eof: str | None = None  # "eof" or "rst": how the source ended, once it did
@@ -158,8 +168,11 @@ class LiveStream:
         self.seen += len(data)
         self._search(data, start)
         self._chars.feed(data, start)
-        if self.head_end is None:
-            self._find_head(data, start)
+        if not self._head_lost:
+            if self.head_end is None:
+                self._find_head(data, start)
+            if self.request_end is None and self.traits.request:
+                self._find_request_end(data, start)
         if self._chunked:  # only a chunked event's trailer looks back at the bytes
             self._window = self._window[-2:] + data
             self._window_start = start - (len(self._window) - len(data))
@@ -241,8 +254,11 @@ class LiveStream:
         except CodecError:
             self._refused_at = len(self.digests) - 1  # this message broke the payload's rules
             return
-        if self.traits.payload != "tokens" or self._tokens() != before:
+        if self.traits.payload != "tokens":
             self.content = len(self.digests)
+        elif self._tokens() != before:
+            self.content = len(self.digests)
+            self._token_frames.append(len(self.digests) - 1)
 
     def _tokens(self) -> int:
         tracker = getattr(self._side, "tracker", None)
@@ -272,6 +288,7 @@ class LiveStream:
             if found is not None:
                 self.head_end = base + found
                 self._head.clear()
+            self._head_lost = len(self._head) > MAX_HEAD_BYTES
             return
         found = bytes(self._head).find(b"\r\n\r\n")
         if found < 0:
@@ -282,6 +299,21 @@ class LiveStream:
         self.head_end = base + found + 4
         self._chunked = self.traits.framing == "sse" and b"transfer-encoding: chunked" in head
         self._head.clear()
+
+    def _find_request_end(self, data: bytes, start: int) -> None:
+        self._head += data
+        base = start + len(data) - len(self._head)
+        if self.traits.framing == "grpc":
+            found = layout.http2_request_end(bytes(self._head))
+        else:
+            end = bytes(self._head).find(b"\r\n\r\n")
+            found = None if end < 0 else end + 4
+        if found is not None:
+            self.request_end = base + found
+            self._head.clear()
+        elif len(self._head) > MAX_HEAD_BYTES:
+            self._head_lost = True  # a request this long is no request of these framings
+            self._head.clear()
 
     def _search(self, data: bytes, start: int) -> None:
         pending = [text for text, at in self._texts.items() if at is None]
@@ -303,6 +335,15 @@ class LiveStream:
         if self.stream_end is not None or self._payload_complete():
             return True
         return not self.traits.has_end and self.eof == "eof" and self.error is None
+
+    @property
+    def carrying(self) -> tuple[str, ...]:
+        """The messages that carry the result: every one up to ``content``, but on a token
+        stream only those with a token (a client may keep a ``ping`` or a ``message_start``
+        to itself; the result is the tokens)."""
+        if self.traits.payload == "tokens":
+            return tuple(self.digests[i] for i in self._token_frames)
+        return tuple(self.digests[: self.content])
 
     @property
     def payload_accepted(self) -> int:
@@ -334,6 +375,8 @@ class LiveStream:
             return self._match(position.match)
         if position.utf8_char is not None:
             return self._char(position.utf8_char, position.char_byte)
+        if position.request_end is not None:
+            return self._request_end()
         if position.frame is not None:
             if self.codec is None:
                 raise PositionError("frame positions need the link's framing", path=("frame",))
@@ -413,6 +456,14 @@ class LiveStream:
             message = f"frame {position.frame} has {span[1] - span[0]} bytes on the wire"
             raise PositionError(message, path=("frame_offset",))
         return start + position.frame_offset
+
+    def _request_end(self) -> int | None:
+        if not self.traits.request:
+            message = "the request's end is a position of the consumer's direction (upstream)"
+            raise PositionError(message, path=("request_end",))
+        if self.request_end is None and (self._over() or self._head_lost):
+            raise PositionError("the consumer's request never ended", path=("request_end",))
+        return self.request_end
 
     def _match(self, text: str) -> int | None:
         found = self._texts.setdefault(text, None)

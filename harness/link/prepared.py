@@ -79,7 +79,7 @@ def prepare(spec: LinkSpec) -> PreparedLink:
     """The prepared link of ``spec``; ``FieldError`` if the reference link cannot make it."""
     try:
         expected = expected_wire(spec)
-    except CodecError as err:
+    except (CodecError, ValueError) as err:  # a codec refuses what it cannot frame
         raise FieldError(f"the reference link cannot make this stream ({err})") from None
     return PreparedLink(
         spec=spec,

@@ -28,6 +28,9 @@ from reference_impl.events import Message
 from reference_impl.link import decode_changed
 from reference_impl.payload.registry import payload
 
+#: the fault kinds whose changes can be unseen (the rest are never checked)
+UNSEEN_KINDS = frozenset({Corrupt.kind})
+
 
 @dataclass(frozen=True, slots=True)
 class Unseen:

@@ -57,6 +57,11 @@ def _named_frames(value: object) -> int:
     return found
 
 
+def request_traits(traits: LinkTraits) -> LinkTraits:
+    """The consumer's direction of a link: raw bytes whose request's end is found."""
+    return LinkTraits(traits.framing, request=traits.framing is not None)
+
+
 def live_locators(
     traits: LinkTraits, faults: Sequence[Fault]
 ) -> Callable[[Direction, int], LiveStream]:
@@ -65,7 +70,7 @@ def live_locators(
     wanted = {d: frames_wanted(f for f in faults if f.direction == d) for d in DIRECTIONS}
 
     def locator(direction: Direction, number: int) -> LiveStream:
-        chosen = traits if direction == "downstream" else LinkTraits()
+        chosen = traits if direction == "downstream" else request_traits(traits)
         return LiveStream(chosen, wanted[direction])
 
     return locator
@@ -75,7 +80,7 @@ def check_placeable(faults: Sequence[Fault], traits: LinkTraits) -> HarnessError
     """Before any byte: the first fault no live stream with ``traits`` could place (a frame
     position on a stream whose framing is not known), else None."""
     for index, fault in enumerate(faults):
-        chosen = traits if fault.direction == "downstream" else LinkTraits()
+        chosen = traits if fault.direction == "downstream" else request_traits(traits)
         problem = placement_problem(fault, LiveStream(chosen))
         if problem is not None:
             return problem.within("faults", index)
@@ -92,7 +97,7 @@ class CaseWire:
 
     def __call__(self, direction: Direction, number: int) -> LiveStream:
         """The proxy's ``LocatorFactory``."""
-        traits = self.traits if direction == "downstream" else LinkTraits()
+        traits = self.traits if direction == "downstream" else request_traits(self.traits)
         stream = LiveStream(traits, self.wanted[direction])
         if direction == "downstream":
             stream.watch_delivery()
@@ -116,13 +121,19 @@ class CaseWire:
         return WireConnection(
             number=number,
             sent=tuple(source.digests),
-            content=source.content,
+            carrying=source.carrying,
             producer_end=source.reached_end,
             delivered_end=delivered.reached_end,
             delivered=len(delivered.digests),
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
             setup_problem=_setup_problem(source),
         )
+
+    def fullest(self) -> LiveStream | None:
+        """The producer's stream that went furthest (one that reached its own end first): what
+        the reports draw as "the stream" next to what each connection got of it."""
+        down = [s for (d, _), s in sorted(self.streams.items()) if d == "downstream"]
+        return max(down, key=lambda s: (s.reached_end, s.seen), default=None)
 
     def previews(self) -> dict[str, str]:
         """A short text of every message the producer sent, by digest (for diagnoses)."""

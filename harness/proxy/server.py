@@ -229,7 +229,10 @@ class Proxy:
         try:
             stream = await terminate(transport, tls.terminate, tls.handshake_timeout_s)
         except TlsError as err:
-            self._error(f"connection {number}: TLS handshake with the consumer failed: {err}")
+            hint = "does the consumer trust the run's CA ({ca_file})?"
+            self._error(
+                f"connection {number}: TLS handshake with the consumer failed: {err}; {hint}"
+            )
             return None
         return TlsEndpoint(stream)
 

@@ -28,7 +28,8 @@ from harness.link.reference import consumer_policy
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.record.format import End, Event, Meta, Read, Recording, Side
 from harness.running.external import ProgramOutput, run_external_consumer
-from harness.scenario.model import Link
+from harness.running.tls import proxy_tls
+from harness.scenario.model import Link, split_upstream
 from reference_impl.consumer import run_consumer
 from reference_impl.report import ConsumerReport
 
@@ -135,12 +136,16 @@ async def _consume(link: Link, port: int, deadline_s: float) -> tuple[ConsumerRe
     return None, f"no verdict within {deadline_s * 1000:g} ms: recorded what passed until then"
 
 
-async def record(link: Link, upstream: tuple[str, int], deadline_s: float) -> Recorded:
-    """Record one exchange with the producer at ``upstream``; SetupError when there is
-    nothing to record (the producer unreachable, the consumer never connected)."""
+async def record(link: Link, deadline_s: float) -> Recorded:
+    """Record one exchange with the producer at ``link.producer.upstream`` (TLS to it when
+    that is ``https://``; the consumer's side is plain TCP); SetupError when there is nothing
+    to record (the producer unreachable, the consumer never connected)."""
+    assert link.producer.upstream is not None
+    _, host, port_number = split_upstream(link.producer.upstream)
     tap = _Tap()
     created = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    proxy = Proxy(ProxyConfig(upstream, locators=tap.leg), Timeline())
+    config = ProxyConfig((host, port_number), locators=tap.leg, tls=proxy_tls(link))
+    proxy = Proxy(config, Timeline())
     async with trio.open_nursery() as nursery:
         port = await nursery.start(proxy.serve, LOOPBACK, 0)
         report, problem = await _consume(link, port, deadline_s)
@@ -153,13 +158,12 @@ async def record(link: Link, upstream: tuple[str, int], deadline_s: float) -> Re
         raise SetupError(f"the consumer never connected ({problem or 'no reason given'})")
     if tap.too_big:
         raise SetupError(f"a side sent over {tap.limit >> 20} MiB, more than a recording holds")
-    host, port_number = upstream
     meta = Meta(
         framing=link.framing,
         payload=link.payload,
         tearline=tearline_version(),
         created=created,
-        upstream=f"[{host}]:{port_number}" if ":" in host else f"{host}:{port_number}",
+        upstream=link.producer.upstream,
         consumer=link.consumer.command,
     )
     return Recorded(Recording(meta, tuple(tap.events)), report, problem, tap.ignored)

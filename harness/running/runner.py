@@ -25,7 +25,7 @@ from harness.judging.timeline import Timeline
 from harness.judging.wire import WireConnection
 from harness.link.prepared import MAX_SPANS_KEPT
 from harness.link.reference import consumer_policy, link_spec, link_traits, producer_config
-from harness.link.wire import CaseWire
+from harness.link.wire import CaseWire, check_placeable
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.record.replay import ReplayProducer
 from harness.running.external import ProgramOutput, run_external_consumer
@@ -80,8 +80,13 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     external = link.producer.external  # yours, or a recording of it
     timeline = Timeline()
     run, producer = _Run(), Producer(producer_config(link, spec))
-    wire = CaseWire(link_traits(link, spec), scenario.faults)
+    traits = link_traits(link, spec)
+    wire = CaseWire(traits, scenario.faults)
     try:
+        # What no stream of this link can have (a length field on SSE) is a mistake in the
+        # scenario: say so before anything listens.
+        if problem := check_placeable(scenario.faults, traits):
+            raise problem
         harness_error = await _run_wired(case, seed, spec, wire, producer, timeline, run)
     except HarnessError as err:
         harness_error = err.text
@@ -139,7 +144,7 @@ def _result(
     scenario, link = case.scenario, case.scenario.link
     outcome, diagnosis, checks = judged
     origin = scenario.origin
-    first = None if wire is None else wire.streams.get(("downstream", 1))
+    stream = None if wire is None else wire.fullest()
     return CaseResult(
         case_id=case.case_id,
         scenario=scenario.name,
@@ -157,8 +162,8 @@ def _result(
         duration_s=time.monotonic() - started if started else 0.0,
         report=report,
         timeline=timeline,
-        wire_bytes=None if first is None else first.seen,
-        frames=() if first is None else first.spans(MAX_SPANS_KEPT),
+        wire_bytes=None if stream is None else stream.seen,
+        frames=() if stream is None else stream.spans(MAX_SPANS_KEPT),
         target=_target(link),
     )
 
@@ -194,6 +199,11 @@ async def _run_wired(
     link = scenario.link
     deadline_s = scenario.deadline_ms / 1000
     proxy: Proxy | None = None  # stays None if the deadline passes before it exists
+    if link.consumer.function is not None:
+        # A client library's import (seconds for some) is no part of the case's deadline.
+        from harness.consumers.runner import warm_python_consumer  # noqa: PLC0415
+
+        await warm_python_consumer(link)
     with trio.move_on_after(deadline_s) as scope:
         async with trio.open_nursery() as nursery:
             upstream = await _upstream(link, producer, nursery)

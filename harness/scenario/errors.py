@@ -34,7 +34,7 @@ __all__ = [
 ]
 
 #: Longest message of one issue; a longer one (a value shown whole) is cut.
-MAX_MESSAGE_CHARS = 200
+MAX_MESSAGE_CHARS = 400
 #: Longest key path shown (a key can be a long string).
 MAX_PATH_CHARS = 80
 #: Most issues listed for one file (a generated file can have a mistake per line).

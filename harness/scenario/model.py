@@ -296,11 +296,24 @@ class Link:
                 f"the recording is of framing {recorded}, this link's is {self.framing}",
                 path=("producer", "replay"),
             )
+        self._check_ndjson_texts()
         for name in PAYLOAD_NAMES:
             if name != self.payload and getattr(self, name) is not None:
                 raise FieldError(
                     f"only for payload {name} (this link's payload is {self.payload})",
                     path=(name,),
+                )
+
+    def _check_ndjson_texts(self) -> None:
+        """An NDJSON line can be no message that is empty, holds an LF or ends in CR."""
+        texts = self.messages.texts if self.messages is not None else None
+        if self.framing != "ndjson" or not texts:
+            return
+        for index, text in enumerate(texts):
+            if not text or "\n" in text or text.endswith("\r"):
+                raise FieldError(
+                    "an NDJSON message is one line: not empty, no LF, not ending in CR",
+                    path=("messages", "texts", index),
                 )
 
     @property

@@ -44,7 +44,7 @@ def length_field(
     return found + len(head) - LENGTH_WIDTH, LENGTH_WIDTH
 
 
-HEADERS, CONTINUATION = 0x1, 0x9
+DATA, HEADERS, CONTINUATION = 0x0, 0x1, 0x9
 
 
 def http2_response_start(data: bytes) -> int | None:
@@ -63,4 +63,29 @@ def http2_response_start(data: bytes) -> int | None:
         if kind == HEADERS and stream != 0:
             in_headers = True
         offset += 9 + length
+    return None
+
+
+#: the client connection preface of HTTP/2 (RFC 9113 §3.4)
+HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n"
+END_STREAM = 0x1
+
+
+def http2_request_end(data: bytes) -> int | None:
+    """Offset just past the frame that ends the client's first request stream (HEADERS or
+    DATA with END_STREAM, on a stream other than 0) in a client's HTTP/2 bytes; None while
+    ``data`` does not reach it. A gRPC client half-closes its stream after its request."""
+    if not data.startswith(HTTP2_PREFACE[: len(data)]) or len(data) < len(HTTP2_PREFACE):
+        return None
+    offset = len(HTTP2_PREFACE)
+    while len(data) - offset >= 9:
+        length = int.from_bytes(data[offset : offset + 3], "big")
+        kind, flags = data[offset + 3], data[offset + 4]
+        stream = int.from_bytes(data[offset + 5 : offset + 9], "big") & 0x7FFFFFFF
+        end = offset + 9 + length
+        if len(data) < end:
+            return None
+        if kind in (DATA, HEADERS) and stream != 0 and flags & END_STREAM:
+            return end
+        offset = end
     return None

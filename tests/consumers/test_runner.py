@@ -113,7 +113,7 @@ async def test_workers_are_reused_and_replaced_when_killed() -> None:
 async def test_the_deadline_counts_from_the_call_once_warm() -> None:
     slow = case("tests.consumers.slow_import:consume", deadline_ms=1000)
     cold = await run_case(slow)
-    assert cold.outcome is Outcome.NO_VERDICT  # the import ate the deadline
+    assert cold.outcome is Outcome.PASS  # the runner warms the worker before the deadline
     pool = WorkerPool()
     assert await warm_python_consumer(slow.scenario.link, pool=pool) == ""
     with trio.move_on_after(1.0):  # the case's deadline, started after the warm-up

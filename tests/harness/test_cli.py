@@ -168,17 +168,21 @@ def test_proxy_rejects_a_bad_faults_file_in_one_line(tmp_path: Path) -> None:
         tearline("proxy", "--upstream", "127.0.0.1:1", "--faults", bad),
         f"{bad}:2: faults[0].kind: unknown fault kind 'nope'; expected one of {KINDS}",
     )
-    # A position it cannot place: there is no expected wire in front of a real service.
+    # A position no stream of unknown framing has: frames need --framing.
     frame = write(tmp_path, "frame.yaml", "faults:\n  - {kind: kill, at: {frame: 2}}\n")
     assert_bad_input(
         tearline("proxy", "--upstream", "127.0.0.1:1", "--faults", frame),
-        f"{frame}: faults[0].at.frame: without the link's expected wire (upstream, or your own "
-        "producer) only offset and after_ms positions can be placed",
+        f"{frame}: faults[0].at.frame: frame positions need the link's framing (give --framing)",
+    )
+    lengths = write(tmp_path, "len.yaml", "faults:\n  - {kind: bogus_length, frame: 1, length: 1}")
+    assert_bad_input(
+        tearline("proxy", "--upstream", "127.0.0.1:1", "--framing", "sse", "--faults", lengths),
+        f"{lengths}: faults[0].frame: framing sse has no length prefix in frame 1",
     )
     missing = tmp_path / "missing.yaml"
     assert_bad_input(
         tearline("proxy", "--upstream", "127.0.0.1:1", "--faults", missing),
-        f"{missing}: [Errno 2] No such file or directory: '{missing}'",
+        f"{missing}: no such file or directory",
     )
 
 

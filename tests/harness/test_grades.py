@@ -61,3 +61,14 @@ def test_the_worst_mismatch_decides() -> None:
     # the verdict is non-strict (surfaced), the completeness claim of a cut stream was caught
     # by I2 already (a violation); here a count and the verdict: non-strict
     assert grade(Outcome.FAIL, ["accepted_messages"], expect, RAISED) is Grade.NON_STRICT
+
+
+def test_a_whole_stream_taken_in_the_clients_own_words_is_strict() -> None:
+    """A clean stream the client took whole (I2 held): its verdict is not ours, and an SDK
+    keeps ``[DONE]`` to itself, so it hands on one message fewer."""
+    expect = Expect(verdict="COMPLETE_EXPLICIT", complete=True, accepted_messages=11)
+    assert grade(Outcome.FAIL, ["verdict", "accepted_messages"], expect, CLEAN) is Grade.STRICT
+    # Not when it refused the stream, nor when the case expects no success.
+    assert grade(Outcome.FAIL, ["verdict"], expect, QUIET) is Grade.FAILED
+    partial = Expect(verdict="PARTIAL_MID_TOKEN", complete=False)
+    assert grade(Outcome.FAIL, ["verdict"], partial, CLEAN) is Grade.FAILED

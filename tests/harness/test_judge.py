@@ -78,7 +78,7 @@ def observe(
             WireConnection(
                 number=n,
                 sent=messages,
-                content=len(messages),
+                carrying=messages,
                 producer_end=True,
                 delivered_end=ended[n - 1] if n <= len(ended) else n not in cut,
                 delivered=len(messages),

@@ -16,6 +16,7 @@ from harness.link.live import EVERY_FRAME, MAX_EXACT_BYTES, LinkTraits, LiveStre
 from harness.link.prepared import PreparedLink, prepare
 from reference_impl.framing import FramingOptions
 from reference_impl.link import LinkSpec
+from reference_impl.payload import tokens
 from tests.wire import examples
 
 LINKS = {
@@ -189,3 +190,41 @@ def test_a_clean_close_ends_a_framing_without_an_end_of_its_own() -> None:
     cut.observe(b"\x00\x00\x00\x02hi")
     cut.observe_end("cut")
     assert not cut.reached_end
+
+
+@pytest.mark.parametrize("framing", ["sse", "websocket", "grpc"])
+def test_the_requests_end_is_found_at_any_split(framing: str) -> None:
+    known = prepare(LinkSpec(framing, "messages"))
+    request = known.request + b"after"  # what follows the request is not the request
+    for step in (len(request), 1, 7):
+        stream = LiveStream(LinkTraits(framing, request=True))
+        assert stream.offset(Position(request_end=True)) is None
+        for start in range(0, len(request), step):
+            stream.observe(request[start : start + step])
+        assert stream.offset(Position(request_end=True)) == len(known.request)
+
+
+def test_the_requests_end_is_byte_0_without_a_request_and_asked_only_upstream() -> None:
+    assert LiveStream(LinkTraits("ndjson", request=True)).offset(Position(request_end=True)) == 0
+    with pytest.raises(PositionError) as caught:
+        LiveStream(LinkTraits("sse")).offset(Position(request_end=True))
+    assert caught.value.path == ("request_end",)
+    unfinished = LiveStream(LinkTraits("sse", request=True))
+    unfinished.observe(b"GET / HTTP/1.1\r\n")
+    unfinished.observe_end("eof")
+    with pytest.raises(PositionError):
+        unfinished.offset(Position(request_end=True))
+
+
+def test_a_token_streams_result_is_its_tokens_not_its_scaffolding() -> None:
+    # An SDK keeps message_start, the ping carrying the length hint and the block events to
+    # itself: a complete result must include the three deltas, not those.
+    spec = LinkSpec(
+        "sse",
+        "tokens",
+        tokens=tokens.TokenStreamSpec("anthropic", tokens.default_tokens(3, 0), True),
+    )
+    known = prepare(spec)
+    stream = fed(known, [])
+    assert stream.carrying == known.digests()[3:6]
+    assert stream.content == 6

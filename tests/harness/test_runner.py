@@ -20,6 +20,7 @@ from harness.running.runner import run_case
 from harness.scenario import Case, load_text
 from reference_impl.report import MAX_DETAIL_CHARS
 from tests.harness.conftest import PROGRAMS, PYTHON, fault_facts, one_case
+from tests.harness.programs import own_request_sse
 
 ENVELOPE_SSE = "{framing: sse, payload: envelope, envelope: {records: 20, chunk_records: 5}}"
 ENVELOPE_LP = (
@@ -357,3 +358,57 @@ async def test_an_oversized_report_is_cut_before_it_reaches_the_judge_and_the_re
     assert len(result.report.detail) == MAX_DETAIL_CHARS + 1
     i1 = next(check for check in result.checks if check.name == "I1")
     assert i1.evidence.endswith(f"(detail cut to {MAX_DETAIL_CHARS} of 3000000 characters)")
+
+
+MESSAGES_SSE = "{framing: sse, payload: messages}"
+#: what h11 adds to its response head for a request with ``Connection: close``
+CLOSE_HEADER = len(b"connection: close\r\n")
+
+
+async def test_faults_land_on_the_live_stream_of_a_consumer_with_its_own_request() -> None:
+    # The issue's measured case: a longer response head moves every frame 19 bytes later;
+    # the kill lands there (a dry run would put it 19 bytes early and still call it faithful).
+    case = scenario(
+        MESSAGES_SSE,
+        "{complete: false, accepted_messages: 2}",
+        faults="[{kind: kill, how: rst, at: {frame: 3, fraction: 0.5}}]",
+        command=[PYTHON, str(PROGRAMS / "own_request_sse.py")],
+    )
+    result = await run_case(case)
+    (kill,) = result.timeline.faults
+    assert kill.offset == wire_offset(case, 3, 0.5) + CLOSE_HEADER
+    assert (result.outcome, result.checks[0].ok) == ("pass", True)
+
+
+async def test_a_frame_fault_removes_exactly_its_frame_behind_a_longer_head() -> None:
+    case = scenario(
+        MESSAGES_SSE,
+        "{complete: true, accepted_messages: 4}",
+        faults="[{kind: drop_frame, frame: 2}]",
+        command=[PYTHON, str(PROGRAMS / "own_request_sse.py")],
+    )
+    result = await run_case(case)
+    known = prepared_link(case.scenario)
+    assert result.report is not None
+    got = [a.sha256 for a in result.report.accepted]
+    assert got == [d for i, d in enumerate(known.digests()) if i != 1]
+    (drop,) = result.timeline.faults
+    assert drop.offset == known.spans[1][0] + CLOSE_HEADER
+    # The consumer is judged against what the producer sent: all five, one of them dropped
+    # on the way. Accepting four of five is no breach of I1; calling it complete breaks I2's
+    # "every message that carries the result".
+    assert (result.outcome, result.checks[0].ok, result.checks[1].ok) == ("violation", True, False)
+
+
+async def test_the_requests_end_is_where_this_consumers_request_ends() -> None:
+    case = scenario(
+        MESSAGES_SSE,
+        "{complete: true, accepted_messages: 5}",
+        faults="[{kind: kill, how: half, direction: upstream, at: {request_end: true}}]",
+        command=[PYTHON, str(PROGRAMS / "own_request_sse.py")],
+    )
+    result = await run_case(case)
+    (kill,) = result.timeline.faults
+    assert kill.offset == len(own_request_sse.REQUEST)
+    assert kill.offset != len(prepared_link(case.scenario).request)
+    assert result.outcome == "pass"

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 
-from harness.faults import Corrupt, Kill, Split, Stall
+from harness.faults import Corrupt, Kill, Reconnect, Split, Stall
 from harness.faults.position import Position
 from harness.hunt.diagnosis import (
     NO_RECONNECT,
@@ -19,6 +19,7 @@ from harness.hunt.diagnosis import (
 )
 from harness.hunt.plan import (
     DEFAULT_DEADLINE_MS,
+    IDLE_WAIT_MS,
     SHORT_DEADLINE_MS,
     Plan,
     deadline_for,
@@ -60,8 +61,10 @@ def test_a_plan_in_one_line() -> None:
 
 def test_only_a_stall_without_end_gets_the_long_deadline() -> None:
     assert deadline_for(PLAN.faults) == SHORT_DEADLINE_MS
-    forever = Stall(at=Position(frame=1), duration_ms=None)
+    forever = Stall(at=Position(frame=1), duration_ms=None, connection=0)
     assert deadline_for((forever,)) == DEFAULT_DEADLINE_MS
+    again = (forever, Reconnect(at=Position(frame=1)))
+    assert deadline_for(again) == DEFAULT_DEADLINE_MS + IDLE_WAIT_MS
 
 
 def test_the_expectation_is_what_the_reference_concluded() -> None:
@@ -111,6 +114,14 @@ def test_classify() -> None:
     assert (bad.standing, bad.key) == (Standing.FAILURE, "violation: I1")
     harness = classify(PLAN, result(), result(Outcome.ERROR, None), EXPECT)
     assert harness.standing is Standing.INVALID
+
+
+def test_after_an_rst_a_non_strict_grade_passes_even_strictly() -> None:
+    raced = result(Outcome.FAIL, grade=Grade.NON_STRICT)
+    rst = Plan(LINK, (Kill(at=Position(frame=1)),))
+    assert classify(rst, result(), raced, EXPECT, strict=True).standing is Standing.PASS
+    assert classify(PLAN, result(), raced, EXPECT, strict=True).standing is Standing.FAILURE
+    assert classify(PLAN, result(), raced, EXPECT).standing is Standing.PASS
 
 
 def test_failing_closed_where_the_reference_reconnected_is_no_failure() -> None:

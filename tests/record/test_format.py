@@ -8,8 +8,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from harness.record.format import (
+    ENDINGS,
+    SIDES,
     VERSION,
     End,
     Meta,
@@ -17,11 +21,13 @@ from harness.record.format import (
     Read,
     Recording,
     RecordingError,
+    Side,
     dumps,
     parse,
     read_recording,
 )
 from tests.record.samples import META, sample, write
+from tests.wire import examples
 
 
 def _lines(recording: Recording) -> list[dict[str, object]]:
@@ -162,4 +168,40 @@ def test_read_recording_sees_a_file_change(tmp_path: Path) -> None:
     os.utime(path, ns=(1, 1))  # a new version, even within the clock's resolution
     with pytest.raises(RecordingError) as caught:
         read_recording(str(path))
+    assert caught.value.problem is Problem.TRUNCATED
+
+
+@st.composite
+def _recordings(draw: st.DrawFn) -> Recording:
+    """Any valid recording: time-ordered reads of either side, each side ending at most once."""
+    events: list[Read | End] = []
+    t, ended = 0.0, set[Side]()
+    for _ in range(draw(st.integers(0, 12))):
+        t += draw(st.floats(0, 1000, allow_nan=False).map(lambda x: round(x, 3)))
+        side = draw(st.sampled_from([s for s in SIDES if s not in ended]))
+        if draw(st.booleans()) or len(ended) == 1:
+            events.append(Read(round(t, 3), side, draw(st.binary(min_size=1, max_size=64))))
+        else:
+            ended.add(side)
+            events.append(End(round(t, 3), side, draw(st.sampled_from(ENDINGS))))
+        if len(ended) == 2:
+            break
+    return Recording(META, tuple(events))
+
+
+@examples(200)
+@given(_recordings())
+def test_any_recording_survives_the_round_trip(recording: Recording) -> None:
+    assert parse(dumps(recording)) == recording
+
+
+@examples(200)
+@given(_recordings(), st.data())
+def test_any_cut_of_any_recording_is_refused_as_truncated(
+    recording: Recording, data: st.DataObject
+) -> None:
+    whole = dumps(recording)
+    cut = data.draw(st.integers(0, len(whole) - 1))
+    with pytest.raises(RecordingError) as caught:
+        parse(whole[:cut])
     assert caught.value.problem is Problem.TRUNCATED

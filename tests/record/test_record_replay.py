@@ -4,6 +4,8 @@ bytes, as a scenario's producer (clean, and with a frame-positioned fault), and 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
+from functools import partial
 from pathlib import Path
 
 import pytest
@@ -14,13 +16,15 @@ from scapy.utils import rdpcap
 
 from harness.judging.results import Outcome
 from harness.link.reference import link_spec, producer_config
+from harness.proxy.tlsio import alpn_offer
 from harness.record.capture import CONSUMER_PORT, write_recording_pcap
 from harness.record.format import Recording, dumps
 from harness.record.recorder import record
 from harness.record.replay import ReplayProducer
 from harness.running.runner import run_case
 from harness.scenario import Case, Link, expand, load_text
-from harness.scenario.model import EnvelopeConfig
+from harness.scenario.model import EnvelopeConfig, ProducerConfig
+from harness.tls import run_authority
 from reference_impl.framing import FRAMING_NAMES, FramingName
 from reference_impl.payload import PayloadName
 from reference_impl.producer import Producer
@@ -29,8 +33,9 @@ ENVELOPE = EnvelopeConfig(records=20, chunk_records=5)
 DEADLINE_S = 10.0
 
 
-def _link(framing: str) -> Link:
-    return Link(FramingName(framing), PayloadName.ENVELOPE, envelope=ENVELOPE)
+def _link(framing: str, upstream: str | None = None) -> Link:
+    producer = ProducerConfig(upstream=upstream)
+    return Link(FramingName(framing), PayloadName.ENVELOPE, envelope=ENVELOPE, producer=producer)
 
 
 async def _record(framing: str) -> Recording:
@@ -39,7 +44,7 @@ async def _record(framing: str) -> Recording:
     producer = Producer(producer_config(link, link_spec(link)))
     async with trio.open_nursery() as nursery:
         port = await nursery.start(producer.serve, "127.0.0.1", 0)
-        recorded = await record(link, ("127.0.0.1", port), DEADLINE_S)
+        recorded = await record(_link(framing, f"127.0.0.1:{port}"), DEADLINE_S)
         nursery.cancel_scope.cancel()
     assert (recorded.problem, recorded.ignored) == ("", 0)
     assert recorded.report is not None and recorded.report.verdict == "RESULT_VERIFIED"
@@ -131,6 +136,41 @@ async def test_a_frame_positioned_fault_lands_on_the_replayed_stream(
     assert result.outcome is Outcome.PASS, result.diagnosis
     (fault,) = result.timeline.faults
     assert fault.name == "kill"
+
+
+@pytest.mark.parametrize("framing", ["sse", "grpc"])
+async def test_an_https_producer_is_recorded_in_plaintext_and_replays_over_tls(
+    framing: str, tmp_path: Path
+) -> None:
+    """TLS to the producer when recording; the recording holds the plaintext, which a link
+    with ``tls: true`` replays (the replay then speaks TLS as the reference producer does)."""
+    authority = run_authority()
+    link = _link(framing)
+    producer = Producer(producer_config(link, link_spec(link)))
+    server = authority.server_context(alpn_offer(framing))
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(partial(producer.serve, tls=server), "127.0.0.1", 0)
+        secure = replace(
+            _link(framing),
+            producer=ProducerConfig(
+                upstream=f"https://127.0.0.1:{port}", upstream_ca=str(authority.ca_file)
+            ),
+        )
+        recorded = await record(secure, DEADLINE_S)
+        nursery.cancel_scope.cancel()
+    assert recorded.report is not None and recorded.report.verdict == "RESULT_VERIFIED"
+    recording = recorded.recording
+    sent = recording.sent("producer")
+    if framing == "sse":  # plaintext: the HTTP response, not a TLS record
+        assert sent.startswith(b"HTTP/1.1 200")
+    else:  # plaintext: an HTTP/2 SETTINGS frame (type 4), not a TLS record (type 23)
+        assert sent[3] == 4
+    case = _case(tmp_path, recording, "[]", "{verdict: RESULT_VERIFIED, complete: true}")
+    case = replace(
+        case, scenario=replace(case.scenario, link=replace(case.scenario.link, tls=True))
+    )
+    result = await run_case(case)
+    assert result.outcome is Outcome.PASS, result.diagnosis
 
 
 async def test_a_recording_broken_after_loading_is_an_error_naming_it(tmp_path: Path) -> None:

@@ -202,7 +202,7 @@ def _judged(
     if outcome is Outcome.INCONCLUSIVE:
         why = "kill (downstream, connection 2) never fired"
         return f"I5: {why}", (*checks[:4], Check("I5", False, why)), report, timeline
-    return "faults[0].at.frame: the stream has 5 frames, not 99", (), None, Timeline()
+    return "faults[0].at.frame: frame positions need the link's framing", (), None, Timeline()
 
 
 def synthetic_case(index: int, plan: Plan) -> CaseResult:

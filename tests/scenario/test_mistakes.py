@@ -213,6 +213,12 @@ CASES: dict[str, tuple[str, int, str, str]] = {
         "link.messages.texts",
         "not both",
     ),
+    "an empty NDJSON message": (
+        _link('link: {framing: ndjson, payload: messages, messages: {texts: [a, ""]}}'),
+        3,
+        "link.messages.texts[1]",
+        "an NDJSON message is one line",
+    ),
     "verdict and any_of": (
         _expect("expect:\n  verdict: MESSAGE_COMPLETE\n  any_of: [MESSAGE_COMPLETE]"),
         6,
@@ -275,7 +281,7 @@ CASES: dict[str, tuple[str, int, str, str]] = {
         _faults("  - kind: kill\n    at: {offset: 3, frame: 2}\n"),
         7,
         "faults[0].at",
-        "exactly one of offset, frame, utf8_char, match, after_ms (got offset, frame)",
+        "exactly one of offset, frame, utf8_char, match, request_end, after_ms (got offset, frame)",
     ),
     "no anchor": (_faults("  - kind: kill\n    at: {}\n"), 7, "faults[0].at", "exactly one of"),
     "fraction out of range": (

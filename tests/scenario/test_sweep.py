@@ -92,7 +92,7 @@ SWEEP_MISTAKES: dict[str, tuple[str, int, str, str]] = {
         _sweep("faults[0].at.frame: [2]"),
         11,
         "sweep.faults[0].at.frame[0]",
-        "exactly one of offset, frame, utf8_char, match, after_ms",
+        "exactly one of offset, frame, utf8_char, match, request_end, after_ms",
     ),
     "a fault rule in place": (
         _sweep("faults[1].jitter_ms: [0, 9]"),
