@@ -113,6 +113,9 @@ def hunt(
     seconds = time.monotonic() - started
     row = Row(name, "/".join(link), mode, result, check.cases + 2, seconds)
     print(row.markdown(), flush=True)
+    for found in result.found:  # not table rows: what the failure was, for the notes
+        diagnosis = " ".join(found.judged.diagnosis.split())[:200]
+        print(f"  {found.key} ({found.shrink_steps} shrink steps): {diagnosis}", flush=True)
     for problem in result.reference_problems:
         print(f"  reference problem {problem.key}: {describe(problem.plan)}", flush=True)
     return row

@@ -165,6 +165,9 @@ class Producer:
                 nursery.start_soon(conn.read_loop)
                 with trio.fail_after(HANDSHAKE_TIMEOUT_S):
                     while not conn.codec.ready:
+                        # HTTP/2's server preface (SETTINGS) goes out before the request:
+                        # some clients (grpcio) send no request until they have it.
+                        await conn.flush()
                         if conn.peer_closed.is_set():
                             raise trio.BrokenResourceError("closed during handshake")
                         conn.credit = trio.Event()

@@ -13,7 +13,7 @@ from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_BYTES, MAX_DURATION_MS
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
-from harness.faults.items import Boundary, Chunk, End, Item, split_chunk
+from harness.faults.items import Boundary, Chunk, End, Item
 from harness.faults.stage import BaseStage, Stage, StageContext
 
 Size = Annotated[int, Ge(1), Le(MAX_BYTES)]
@@ -30,6 +30,10 @@ class Slice(BaseFault):
     - ``min_bytes``: smallest random piece (set with ``max_bytes``, instead of ``size_bytes``).
     - ``max_bytes``: largest random piece.
     - ``delay_ms``: pause between pieces, in milliseconds (default 0).
+    - ``paced``: true (default): before each piece the proxy waits until the consumer has read
+      everything before it, so every cut is a read boundary the consumer sees (the fidelity
+      promise). false: the pieces are written back to back, one write each, like toxiproxy's
+      slicer: much faster, but the consumer's kernel may merge pieces into one read.
     """
 
     kind: ClassVar[str] = "slice"
@@ -37,6 +41,7 @@ class Slice(BaseFault):
     min_bytes: Size | None = None
     max_bytes: Size | None = None
     delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] = 0.0
+    paced: bool = True
 
     def _validate(self) -> None:
         if (self.size_bytes, self.min_bytes, self.max_bytes) == (None, None, None):
@@ -106,21 +111,53 @@ class SliceStage(BaseStage):
             if self._armed is not None:
                 cut, self._armed = self._armed, None
                 if not isinstance(item, End):
-                    self.ctx.recorder.fault(Slice.kind, cut, "read boundary", now)
-                    out.append(Boundary(f"slice at {cut}"))
+                    self._cut_at(cut, now, out)
                     if self.fault.delay_ms:
                         self._resume_at = now + self.fault.delay_ms / 1000
                         continue
             if not isinstance(item, Chunk):
                 out.append(self._queue.popleft())
                 continue
-            before, after = split_chunk(item, self._cut)
-            if before is not None:
-                out.append(before)
-                if after is None:
-                    self._queue.popleft()
-                else:
-                    self._queue[0] = after
-            if before is None or before.end >= self._cut:
-                self._armed, self._cut = self._cut, next(self._cuts)
+            rest = self._pieces(item, now, out)
+            if rest is None:
+                self._queue.popleft()
+            else:
+                self._queue[0] = rest
         return out
+
+    def _pieces(self, chunk: Chunk, now: float, out: list[Item]) -> Chunk | None:
+        """Hand ``chunk`` on in pieces up to its cuts, in one pass (re-cutting the rest of a
+        big read at every 64-byte cut copied it each time: quadratic). Returns the rest when a
+        ``delay_ms`` pause comes first; a cut at the chunk's very end stays armed."""
+        data, base, pos = chunk.data, chunk.offset, 0
+        cuts: list[int] = []
+        while True:
+            end = min(max(self._cut - base, pos), len(data))
+            if end > pos:
+                out.append(Chunk(data[pos:end], base + pos))
+                pos = end
+            if base + pos >= self._cut:
+                self._armed, self._cut = self._cut, next(self._cuts)
+            if pos == len(data):
+                break
+            cut, self._armed = self._armed, None  # a cut with bytes after it, in this chunk
+            assert cut is not None
+            if self.fault.paced:
+                self._cut_at(cut, now, out)
+            else:
+                cuts.append(cut)
+            if self.fault.delay_ms:
+                self._resume_at = now + self.fault.delay_ms / 1000
+                break
+        if cuts:  # unpaced: one record per read, not per cut (a record costs a piece's write)
+            detail = f"{len(cuts)} write boundaries" if len(cuts) > 1 else "write boundary"
+            self.ctx.recorder.fault(Slice.kind, cuts[0], detail, now)
+        return None if pos == len(data) else Chunk(data[pos:], base + pos)
+
+    def _cut_at(self, cut: int, now: float, out: list[Item]) -> None:
+        """A cut: a read boundary the consumer will see (paced), or just the next write."""
+        if self.fault.paced:
+            self.ctx.recorder.fault(Slice.kind, cut, "read boundary", now)
+            out.append(Boundary(f"slice at {cut}"))
+        else:
+            self.ctx.recorder.fault(Slice.kind, cut, "write boundary", now)

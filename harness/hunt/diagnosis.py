@@ -17,9 +17,12 @@ strictly or ungraded, when its outcome is ``fail``, ``violation`` or ``no_verdic
 ``inconclusive`` or ``error`` run of the consumer, where the reference's was fine, did not test
 it as declared: the plan is discarded; so is a plan on which the reference reconnected and this
 consumer, opening fewer connections, failed closed instead (the contract lets a consumer
-reconnect, it does not make it). Held strictly, a non-strict grade still passes on a plan with
-an RST: a reset discards the bytes the receiver had not read, so what a consumer had seen
-before it (the verdict, the count) is a race, not a bug.
+reconnect, it does not make it), and a plan on which the consumer was killed at the deadline
+before the plan could test it: before every fault fired, or with less time after its first
+byte than the reference needed (a program's start on a loaded machine takes seconds, and the
+case deadline counts it; that is no hang of the plan's making). Held strictly, a non-strict
+grade still passes on a plan with an RST: a reset discards the bytes the receiver had not read,
+so what a consumer had seen before it (the verdict, the count) is a race, not a bug.
 
 A failure's key is the outcome, the invariants it broke, and for a failed expectation what
 differs (verdict, completeness, more or fewer messages): the evidence's words and numbers are
@@ -38,6 +41,10 @@ from reference_impl.report import ConsumerReport
 
 #: why a plan is discarded when the consumer did not reconnect where the reference did
 NO_RECONNECT = "does not reconnect (the contract lets it)"
+#: why a plan is discarded when the consumer was killed at the deadline before it was tested
+LATE = "killed at the deadline before the plan tested it (a slow start: a loaded machine?)"
+#: time a consumer program is given beyond what the reference needed, before a hang counts
+HANG_MARGIN_S = 1.0
 CAUGHT = frozenset({Outcome.FAIL, Outcome.VIOLATION, Outcome.NO_VERDICT})
 INVALID = frozenset({Outcome.INCONCLUSIVE, Outcome.ERROR})
 
@@ -81,6 +88,28 @@ def connections(result: CaseResult) -> int:
     seen = {end.connection for end in timeline.ends}
     seen |= {segment.connection for segment in timeline.segments}
     return len(seen)
+
+
+def killed_at_deadline(result: CaseResult, deadline_ms: float) -> bool:
+    """No report, and the run lasted the whole deadline: killed, not crashed."""
+    return result.report is None and result.duration_s >= deadline_ms / 1000
+
+
+def first_byte_at(result: CaseResult) -> float | None:
+    """Seconds from the case's start until the proxy first wrote to the consumer or the
+    producer for it (None: the consumer never connected)."""
+    return min((segment.t for segment in result.timeline.segments), default=None)
+
+
+def tested_before_killed(plan: Plan, reference: CaseResult, consumer: CaseResult) -> bool:
+    """Whether a consumer killed at the deadline was tested by the plan: every fault fired,
+    and after its first byte it had the time the reference took, and a margin."""
+    if any(c.name == "I5" and c.ok is False for c in consumer.checks):
+        return False  # a fault never fired: the consumer never got that far
+    start = first_byte_at(consumer)
+    if start is None:
+        return False
+    return plan.deadline_ms / 1000 - start >= reference.duration_s + HANG_MARGIN_S
 
 
 def is_failure(result: CaseResult, *, strict: bool = False) -> bool:
@@ -153,6 +182,12 @@ def classify(
     moved = effect(clean, reference.report)
     if consumer.outcome in INVALID:  # the harness did not test the consumer as declared
         return Judged(plan, Standing.INVALID, reference, consumer, expect, effect=moved)
+    if (
+        plan.faults  # the clean link's hang is the consumer's, whatever delayed it
+        and killed_at_deadline(consumer, plan.deadline_ms)
+        and not tested_before_killed(plan, reference, consumer)
+    ):
+        return Judged(plan, Standing.INVALID, reference, consumer, expect, LATE, moved)
     # after an RST, what the consumer had read before it is a race (a reset discards unread
     # bytes): a failure it surfaced in other words (non-strict) is not held even --strict
     raced = resets(plan.faults) and consumer.grade is Grade.NON_STRICT

@@ -22,8 +22,9 @@ What this module adds around the engine:
   first judgement is the answer, so the engine always sees a consistent test.
 - **Confirmation**: a first failure is run twice more before it counts (a failure that does
   not reproduce is a timing accident, and counts as a pass; a consumer killed at the deadline is
-  not run again: a hang costs one deadline); the shrunk plan is run again at the end,
-  and if it does not reproduce, the smallest plan that does is reported.
+  run once more: each run of a hang costs a deadline, and a loaded machine can delay a
+  program's start past one); the shrunk plan is run again at the end, and if it does not
+  reproduce, the smallest plan that does is reported.
 - **``--all``**: more rounds, each with its own seed and database folder, in which failures
   already found count as passes, until the budget is spent or a round finds nothing.
 - **Target**: ``target(judged.effect)`` leans the search toward plans whose faults change what
@@ -43,13 +44,15 @@ from hypothesis import settings as hypothesis_settings
 from hypothesis.database import DirectoryBasedExampleDatabase
 from hypothesis.errors import HypothesisException
 
-from harness.hunt.diagnosis import Judged, Standing
+from harness.hunt.diagnosis import Judged, Standing, killed_at_deadline
 from harness.hunt.plan import Plan
 from harness.hunt.strategies import Space, plans
 
 Check = Callable[[Plan], Judged]
 #: runs a first failure must fail again, the same way, before it counts
 CONFIRMATIONS = 2
+#: ... or once, for a hang (each run of it costs a whole deadline)
+HANG_CONFIRMATIONS = 1
 #: how many failing plans of a shrink are tried when the shrunk one does not reproduce
 CONFIRM_TRIES = 3
 TARGET_LABEL = "fault effect on the reference"
@@ -301,9 +304,9 @@ class Hunt:
         """A new failure found while generating counts only if it happens again."""
         if judged.standing is not Standing.FAILURE or judged.key in self._known:
             return judged
-        if judged.consumer is not None and judged.consumer.report is None:
-            return judged  # killed at the deadline: a hang, not a timing accident
-        for _ in range(CONFIRMATIONS):
+        mine = judged.consumer
+        hang = mine is not None and killed_at_deadline(mine, judged.plan.deadline_ms)
+        for _ in range(HANG_CONFIRMATIONS if hang else CONFIRMATIONS):
             again = self._run(judged.plan)
             if again.standing is not Standing.FAILURE or again.key != judged.key:
                 self._progress(Event("flaky", self.result.cases, judged, round=state.index))

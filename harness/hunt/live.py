@@ -19,7 +19,13 @@ from dataclasses import dataclass
 
 import trio
 
-from harness.hunt.diagnosis import Judged, Standing, classify, reference_standing
+from harness.hunt.diagnosis import (
+    Judged,
+    Standing,
+    classify,
+    killed_at_deadline,
+    reference_standing,
+)
 from harness.hunt.plan import ANYTHING, Plan, expect_from, scenario_of
 from harness.hunt.strategies import Space, clean_link
 from harness.judging.results import CaseResult
@@ -96,9 +102,9 @@ def preflight(check: LiveCheck, space: Space) -> Preflight:
         return Preflight(judged, why)
     check.clean = judged.reference.report
     mine = judged.consumer
-    if mine is not None and mine.report is None and mine.duration_s < plan.deadline_ms / 1000:
+    hung = mine is not None and killed_at_deadline(mine, plan.deadline_ms)  # no accident
+    if mine is not None and mine.report is None and not hung:
         return Preflight(judged, f"the consumer gives no report: {mine.diagnosis}")
-    hung = mine is not None and mine.report is None  # killed at the deadline: no accident
     if judged.standing is Standing.FAILURE and not hung:  # only if it happens again
         again = check.check(plan)
         if again.standing is not Standing.FAILURE or again.key != judged.key:

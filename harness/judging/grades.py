@@ -18,6 +18,13 @@ buffer state or take streamed tokens back, so a foreign consumer is graded:
   foreign consumers (``expect.grading``), such as completeness of a close-delimited stream,
   which no client can prove either way.
 
+A transport client (a client library below the payload layer, which carries any payload) that
+hands on a message a fault changed in place, as the transport delivered it, breaks I1 against
+what the producer sent; but verifying an envelope's records against its checksum is its
+application's job, which the client is never told to do. If, judged against what the transport
+delivered, every invariant holds, the case asked for a check the client cannot express:
+``informational`` (``transported_grade``).
+
 Cases the harness could not run or prove (``error``, ``inconclusive``) get no grade.
 """
 
@@ -40,6 +47,14 @@ def expects_success(expect: Expect) -> bool:
     """The case says the whole stream was delivered and should be taken."""
     verdicts = (expect.verdict,) if expect.verdict is not None else (expect.any_of or ())
     return expect.complete is True or (bool(verdicts) and set(verdicts) <= SUCCESS_VERDICTS)
+
+
+def refuses_whole_stream(expect: Expect) -> bool:
+    """Raising here refuses a stream the case says was delivered whole: it expects success and
+    does not say the stream is unprovable (``complete: false`` with a success verdict is a
+    stream cut at a message boundary, or a close-delimited body: a client that surfaces a
+    failure there is cautious, not wrong)."""
+    return expects_success(expect) and expect.complete is not False
 
 
 def grade(
@@ -69,6 +84,14 @@ def _mismatch_grade(key: str, expect: Expect, report: ConsumerReport) -> Grade:
         # held (else the outcome would be a violation), so the link was not cut early and
         # the claim is one no client can prove either way. Refusing a whole stream fails.
         return Grade.INFORMATIONAL if report.complete else Grade.FAILED
-    if expects_success(expect) or not surfaced_failure(report):
+    if refuses_whole_stream(expect) or not surfaced_failure(report):
         return Grade.FAILED  # a whole stream refused, or a failure kept from the application
     return Grade.NON_STRICT  # the failure surfaced, in other words or after more messages
+
+
+def transported_grade(transported: Outcome) -> Grade:
+    """The grade of a transport client that failed a case where a fault changed a message in
+    place that only the payload's own checks refuse; ``transported`` is the outcome judged
+    against the messages as the transport delivered them. Every invariant held there (a pass,
+    or only the payload's verdict missed): informational. Anything else it broke still fails."""
+    return Grade.INFORMATIONAL if transported in (Outcome.PASS, Outcome.FAIL) else Grade.FAILED

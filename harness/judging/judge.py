@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
-from harness.judging.grades import grade
+from harness.judging.grades import grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
 from harness.judging.timeline import Timeline
 from harness.judging.wire import WireConnection, connection, needed_messages
@@ -57,6 +57,9 @@ class Observation:
     report_cuts: tuple[str, ...] = ()
     #: the consumer is not the reference one: it is graded (``grades.py``)
     foreign: bool = False
+    #: a foreign consumer below the payload layer: a client library that hands on what the
+    #: transport delivered, whatever the payload (``grades.transported_grade``)
+    transport_client: bool = False
 
     #: a short text of each message the producer can send, by digest (for diagnoses)
     previews: Mapping[str, str] = field(default_factory=dict)
@@ -307,7 +310,25 @@ def judge(expect: Expect, obs: Observation) -> Judgement:
         return verdict
     missed = [] if obs.report is None else expectation_mismatches(obs.report, expect)
     keys = [m.key for m in missed]
-    return replace(verdict, grade=grade(verdict.outcome, keys, expect, obs.report))
+    graded = grade(verdict.outcome, keys, expect, obs.report)
+    if graded is Grade.FAILED and (transported := as_transported(obs)) is not None:
+        graded = transported_grade(_judge(expect, transported).outcome)
+    return replace(verdict, grade=graded)
+
+
+def as_transported(obs: Observation) -> Observation | None:
+    """For a transport client, the observation judged against what the transport delivered:
+    the messages a fault changed in place, which only the payload's own checks refuse, taken
+    as delivered (None: not a transport client, or no such change)."""
+    if not obs.transport_client or obs.wire is None:
+        return None
+    if not any(c.payload_changed for c in obs.wire):
+        return None
+    wire = tuple(
+        replace(c, delivered_as=(*c.delivered_as, *c.payload_changed), payload_changed=())
+        for c in obs.wire
+    )
+    return replace(obs, wire=wire)
 
 
 def _judge(expect: Expect, obs: Observation) -> Judgement:

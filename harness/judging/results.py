@@ -61,6 +61,11 @@ class Target:
     #: a Python consumer function, ``package.module:function``
     function: str | None = None
     upstream: str | None = None
+    #: TLS on the consumer's side (and to the reference producer), ``link.tls``
+    tls: bool = False
+    #: with an https upstream: the CA file trusted, or verification off
+    upstream_ca: str | None = None
+    upstream_insecure: bool = False
 
     @property
     def is_reference(self) -> bool:
@@ -131,4 +136,12 @@ def replay_command(result: CaseResult) -> str:
         words += ["--consumer-function", result.target.function]
     if result.target.upstream is not None:
         words += ["--upstream", result.target.upstream]
+        # without them the replay of an https upstream fails verification, or verifies
+        # against another trust store than the run did
+        if result.target.upstream_ca is not None:
+            words += ["--upstream-ca", result.target.upstream_ca]
+        if result.target.upstream_insecure:
+            words.append("--upstream-insecure")
+    if result.target.tls:
+        words.append("--tls")
     return shlex.join(words)

@@ -51,6 +51,8 @@ MAX_EXACT_BYTES = 16 << 20
 #: a byte offset or a match)
 EVERY_FRAME = 1 << 62
 MAX_PREVIEWS = 256
+#: the first bytes of a stream kept as they came (to say what a stream of another protocol is)
+OPENING_BYTES = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -111,6 +113,7 @@ class LiveStream:
         self.traits = traits
         self.wanted_frames = wanted_frames
         self.seen = 0  # bytes observed
+        self.opening = b""  # the first OPENING_BYTES of them
         self.codec: ClientCodec | None = None
         #: where the consumer's request ends, once known (a request stream only)
         self.request_end: int | None = None
@@ -130,6 +133,8 @@ class LiveStream:
         self._head = bytearray()
         self._head_lost = False  # no setup within MAX_HEAD_BYTES: frames are not placed
         self._chunked = False
+        #: an SSE stream: an event dispatched at a CR owns the LF after it (``_close_trailer``)
+        self._sse = traits.framing == "sse" and not traits.request
         self.ends: list[int | None] = []  # where each frame's bytes end; None: not yet known
         self.inexact = 0  # frames from this one on (1-based) have no exact bounds
         self._exact_left = MAX_EXACT_BYTES
@@ -149,8 +154,8 @@ class LiveStream:
         self._texts: dict[str, int | None] = {}
         self._text_tail = b""
         self._chars = _Utf8Counter()
-        self._trailer_at: int | None = None  # a chunked event's end, awaiting its CRLF
-        self._window = b""  # the bytes of the last read (and a few before), for the CRLF
+        self._trailer_at: int | None = None  # an SSE event's end, awaiting its LF and CRLF
+        self._window = b""  # the bytes of the last read (and a few before), for the trailer
         self._window_start = 0
         #: what the destination got (after the faults), decoded the same way; None: not kept
         self.delivered: LiveStream | None = None
@@ -166,6 +171,8 @@ class LiveStream:
     def observe(self, data: bytes) -> None:
         start = self.seen
         self.seen += len(data)
+        if start < OPENING_BYTES:
+            self.opening += data[: OPENING_BYTES - start]
         self._search(data, start)
         self._chars.feed(data, start)
         if not self._head_lost:
@@ -173,8 +180,8 @@ class LiveStream:
                 self._find_head(data, start)
             if self.request_end is None and self.traits.request:
                 self._find_request_end(data, start)
-        if self._chunked:  # only a chunked event's trailer looks back at the bytes
-            self._window = self._window[-2:] + data
+        if self._sse:  # only an SSE event's trailer looks back at the bytes
+            self._window = self._window[-3:] + data
             self._window_start = start - (len(self._window) - len(data))
         self._close_trailer()
         if self.codec is not None and self.error is None:
@@ -196,8 +203,7 @@ class LiveStream:
         stream saw)."""
         self.eof = how
         if self._trailer_at is not None:
-            self._set_end(self._trailer_at)  # no CRLF will come: the frame ends at its event
-            self._trailer_at = None
+            self._close_trailer(final=True)  # no more bytes will come: what came is all
         if how == "eof" and self.codec is not None and self.error is None:
             try:
                 self._take(self.codec.receive_eof(), self.seen, exact=False)
@@ -238,7 +244,7 @@ class LiveStream:
         if len(self.previews) < MAX_PREVIEWS:
             self.previews.setdefault(digest, preview(message.data))
         self.ends.append(None)
-        if exact and self._chunked:
+        if exact and self._sse:
             self._trailer_at = at
             self._close_trailer()
         else:
@@ -264,15 +270,23 @@ class LiveStream:
         tracker = getattr(self._side, "tracker", None)
         return int(getattr(tracker, "received_tokens", 0))
 
-    def _close_trailer(self) -> None:
-        """A chunked event that ended its chunk owns the chunk's CRLF (as on a prepared link)."""
+    def _close_trailer(self, *, final: bool = False) -> None:
+        """An SSE event owns the bytes that end it on the wire: the LF of a blank line ended
+        by CRLF (the codec dispatches at the CR, since a lone CR ends a line too), then, when
+        the event ended its HTTP chunk, the chunk's CRLF (as on a prepared link)."""
         at = self._trailer_at
-        if at is None or self.seen - at < 2:
+        if at is None:
             return
-        self._trailer_at = None
         index = at - self._window_start
-        after = self._window[index : index + 2] if index >= 0 else b""
-        self._set_end(at + 2 if after == b"\r\n" else at)
+        crlf = index >= 1 and self._window[index - 1 : index] == b"\r"
+        if not final and self.seen - at < crlf + 2 * self._chunked:
+            return  # the bytes that decide have not all come
+        self._trailer_at = None
+        if crlf and self._window[index : index + 1] == b"\n":
+            at, index = at + 1, index + 1
+        if self._chunked and self._window[index : index + 2] == b"\r\n":
+            at += 2
+        self._set_end(at)
 
     def _set_end(self, end: int) -> None:
         for index in range(len(self.ends) - 1, -1, -1):
@@ -409,7 +423,10 @@ class LiveStream:
         start = self._start(index)
         end = self.ends[index - 1] if index <= len(self.ends) else None
         if start is None or end is None:
-            if self._over() and index > len(self.ends):
+            # past the framing's own end no frame comes, though the connection stays open (a
+            # keep-alive server): waiting for the close would hold the end back from the consumer
+            over = self._over() or self.stream_end is not None
+            if over and index > len(self.ends):
                 message = f"the stream had {len(self.ends)} frames, not {index}"
                 raise PositionError(message, path=("frame",))
             return None

@@ -126,6 +126,7 @@ class CaseWire:
             delivered_end=delivered.reached_end,
             delivered=len(delivered.digests),
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
+            payload_changed=_payload_changes(source, delivered) if rewritten else (),
             setup_problem=_setup_problem(source),
         )
 
@@ -150,19 +151,48 @@ def _unseen_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[st
     """Messages a rewriting fault turned into other messages that still decode, of the same
     size and in the same place, which the payload's own checks accept: no consumer can tell
     them from what was sent."""
-    accepted = delivered.payload_accepted
+    return tuple(p for i, p in _changed_at(source, delivered) if i < delivered.payload_accepted)
+
+
+def _payload_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[str, str], ...]:
+    """The same changes from the first message the payload's own checks refuse on: only a
+    consumer that runs those checks can tell them from what was sent."""
+    return tuple(p for i, p in _changed_at(source, delivered) if i >= delivered.payload_accepted)
+
+
+def _changed_at(source: LiveStream, delivered: LiveStream) -> list[tuple[int, tuple[str, str]]]:
+    """(index, (sent, delivered)) of each message changed in place: decoded on both sides,
+    of the same size, different bytes."""
     pairs = []
     for index, (sent, got) in enumerate(zip(source.digests, delivered.digests, strict=False)):
-        if index >= accepted:
-            break
         if sent != got and source.sizes[index] == delivered.sizes[index]:
-            pairs.append((sent, got))
-    return tuple(pairs)
+            pairs.append((index, (sent, got)))
+    return pairs
 
 
 def _setup_problem(source: LiveStream) -> str:
-    """The framing error of a stream that never got to its first message, if that is one."""
+    """The framing error of a stream that never got to its first message, if that is one;
+    led by what the stream is instead when its first bytes show another HTTP version (the
+    codec's own words then describe bytes of a protocol it does not speak)."""
     error = source.error
     if error is None or source.digests or error.code not in SETUP_ERRORS:
         return ""
-    return f"{error.code.value}: {error.detail}" if error.detail else error.code.value
+    problem = f"{error.code.value}: {error.detail}" if error.detail else error.code.value
+    other = _other_http(source.traits.framing, source.opening)
+    return f"{other} ({problem})" if other else problem
+
+
+#: HTTP/2 frame types a server's first frame can have (SETTINGS, or a GOAWAY refusing at once)
+_HTTP2_OPENERS = frozenset({0x4, 0x7})
+
+
+def _other_http(framing: str | None, opening: bytes) -> str:
+    """An HTTP/1.x answer where gRPC (HTTP/2) was declared, or the reverse, named with its
+    first line or frame; '' when the bytes are neither."""
+    if framing == "grpc" and opening.startswith(b"HTTP/1."):
+        line = opening.split(b"\r\n", 1)[0].decode("latin-1")
+        return f"an HTTP/1.1 answer ({line!r}), not HTTP/2"
+    http1 = framing in ("sse", "websocket")
+    if http1 and len(opening) >= 9 and opening[0] == 0 and opening[3] in _HTTP2_OPENERS:
+        return "an HTTP/2 answer (its first bytes are an HTTP/2 frame), not HTTP/1.1"
+    return ""

@@ -381,26 +381,13 @@ def _cached(real: str, mtime_ns: int, size: int, shown: str) -> Recording:
     return parse(data, shown)
 
 
-def recording_framing(path: str) -> str | None:
-    """The framing ``path`` was recorded with; None when it cannot be read (the key's
-    ``RecordingFile`` constraint says why)."""
+def recording_problem(path: str, framing: str) -> str | None:
+    """Why the recording at ``path`` cannot be the producer of a link of ``framing`` (None: it
+    can). Read by the loader, at the edge: the scenario model does no I/O."""
     try:
-        return read_recording(path).meta.framing
-    except RecordingError:
-        return None
-
-
-@dataclass(frozen=True, slots=True)
-class RecordingFile:
-    """Constraint of a scenario key naming a recording: the file must be one this tearline
-    can replay (read when the scenario is loaded, so a bad file is a load error)."""
-
-    def check(self, value: Any) -> str | None:
-        try:
-            read_recording(value)
-        except RecordingError as err:
-            return f"recording {err.text}"
-        return None
-
-    def schema(self, json_type: str) -> dict[str, Any]:
-        return {}
+        recorded = read_recording(path).meta.framing
+    except RecordingError as err:
+        return f"recording {err.text}"
+    if recorded != framing:
+        return f"the recording is of framing {recorded}, this link's is {framing}"
+    return None

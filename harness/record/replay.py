@@ -29,7 +29,7 @@ import trio
 
 from harness.proxy.sockio import reset
 from harness.record.adapt import HEAD_BYTES, adapted
-from harness.record.format import Recording, read_recording
+from harness.record.format import Problem, Recording, RecordingError, read_recording
 from harness.record.plan import ReplayPlan, Write, replay_plan
 from harness.scenario.model import ProducerConfig
 from reference_impl.producer import HANDSHAKE_TIMEOUT_S
@@ -88,10 +88,18 @@ class ReplayProducer:
         self.writes: list[list[float]] = []
 
     @classmethod
-    def of(cls, config: ProducerConfig) -> ReplayProducer:
-        """The replay a link's producer section names (RecordingError if it cannot be read)."""
+    def of(cls, config: ProducerConfig, framing: str) -> ReplayProducer:
+        """The replay a link's producer section names; RecordingError if it cannot be read or
+        was recorded over another framing (a sweep may change the framing after loading)."""
         assert config.replay is not None
-        return cls(read_recording(config.replay), config.speed)
+        recording = read_recording(config.replay)
+        if recording.meta.framing != framing:
+            raise RecordingError(
+                f"recorded over framing {recording.meta.framing}, this link's is {framing}",
+                file=config.replay,
+                problem=Problem.MALFORMED,
+            )
+        return cls(recording, config.speed)
 
     async def serve(
         self,

@@ -17,6 +17,7 @@ from functools import partial
 
 import trio
 
+from harness.consumers.adapters import hands_on_transport
 from harness.errors import HarnessError, harness_error_in
 from harness.faults.stage import LinkShape
 from harness.judging.judge import DeclaredFault, Observation, judge
@@ -65,9 +66,14 @@ async def _consume(link: Link, spec: LinkSpec, port: int, run: _Run, deadline_ms
 
 
 def _target(link: Link) -> Target:
-    consumer = link.consumer
+    consumer, producer = link.consumer, link.producer
     return Target(
-        consumer=consumer.command, function=consumer.function, upstream=link.producer.upstream
+        consumer=consumer.command,
+        function=consumer.function,
+        upstream=producer.upstream,
+        tls=link.tls,
+        upstream_ca=producer.upstream_ca,
+        upstream_insecure=producer.upstream_insecure,
     )
 
 
@@ -112,6 +118,7 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         harness_error=harness_error,
         report_cuts=cuts,
         foreign=not _target(link).is_reference,
+        transport_client=hands_on_transport(link.consumer.function),
         previews=wire.previews(),
     )
     verdict = judge(scenario.expect, obs)
@@ -180,7 +187,7 @@ async def _upstream(link: Link, producer: Producer, nursery: trio.Nursery) -> tu
         return host, port
     serve = producer.serve
     if link.producer.replay is not None:  # a recording played back as the producer
-        serve = ReplayProducer.of(link.producer).serve
+        serve = ReplayProducer.of(link.producer, link.framing).serve
     port = await nursery.start(partial(serve, tls=producer_tls(link)), LOOPBACK, 0)
     return LOOPBACK, port
 

@@ -17,11 +17,12 @@ from pathlib import Path, PurePath
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness.faults.config import Fault
+from harness.record.format import recording_problem
 from harness.scenario.errors import Issues, ScenarioError, SchemaIssue, clip_repr
 from harness.scenario.model import Origin, Scenario, SweepAxis
 from harness.scenario.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
 from harness.scenario.sweep import read_sweep
-from harness.scenario.validate import INVALID, Rules, Tagged, Validator
+from harness.scenario.validate import INVALID, Rules, Tagged, Validator, line_inside
 
 #: Fault kind -> its frozen config dataclass.
 FaultRegistry = Mapping[str, type]
@@ -296,11 +297,24 @@ def _scenario(node: MappingNode, pairs: Pairs, validator: Validator) -> Scenario
         key_node, sweep_node = pairs["sweep"]
         axes = read_sweep(sweep_node, scenario if valid else None, validator, line_of(key_node))
         valid = valid and len(validator.issues.items) == before
-    if not valid:
+    if not valid or not _replayable(scenario, pairs, validator.issues, line):
         return None
     origin = Origin(validator.issues.file, line)
     built: Scenario = dataclasses.replace(scenario, sweep=axes, origin=origin)
     return built
+
+
+def _replayable(scenario: Scenario, pairs: Pairs, issues: Issues, line: int) -> bool:
+    """A link that replays a recording names a file this tearline can replay, of the link's
+    framing: read here, at the loader's edge, since the scenario model does no I/O."""
+    link = scenario.link
+    if link.producer.replay is None:
+        return True
+    problem = recording_problem(link.producer.replay, link.framing)
+    if problem is not None:
+        keys: list[str | int] = ["link", "producer", "replay"]
+        issues.add(line_inside(pairs, keys, line), tuple(keys), problem)
+    return problem is None
 
 
 def _colliding_case_ids(scenarios: list[Scenario]) -> list[SchemaIssue]:

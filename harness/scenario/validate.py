@@ -241,7 +241,7 @@ class Validator:
         except FieldError as err:
             # the rule names the key it is about: point there (the deepest key written)
             where = list(err.path)
-            self.issues.add(_line_inside(pairs, where, line), (*path, *err.path), err.message)
+            self.issues.add(line_inside(pairs, where, line), (*path, *err.path), err.message)
             return INVALID
         except (ValueError, ArithmeticError) as err:  # no key named: the mapping as a whole
             self.issues.add(line, path, str(err) or type(err).__name__)
@@ -249,7 +249,7 @@ class Validator:
         return obj
 
 
-def _line_inside(pairs: Pairs, keys: list[str | int], line: int) -> int:
+def line_inside(pairs: Pairs, keys: list[str | int], line: int) -> int:
     """The line of the deepest of the nested ``keys`` that is written (else ``line``)."""
     for key in keys:
         if not isinstance(key, str) or key not in pairs:

@@ -182,9 +182,6 @@ def test_grpcio_hands_on_each_message_of_a_real_grpc_server() -> None:
     assert outcome.accepted == tuple(Accepted.of(m) for m in MESSAGES)
 
 
-@pytest.mark.xfail(
-    strict=True, reason="the reference producer sends no SETTINGS before the request"
-)
 def test_grpcio_through_tearline() -> None:
     adapter = next(a for a in ADAPTERS if a.name == "grpcio")
     consumer = f"consumer: {{function: '{adapter.function}'}}"

@@ -29,6 +29,34 @@ def test_slice_cuts_at_fixed_offsets() -> None:
     assert run.entries == [("slice", 3, "read boundary"), ("slice", 6, "read boundary")]
 
 
+def test_an_unpaced_slice_writes_the_same_pieces_without_read_boundaries() -> None:
+    run = run_fault(Slice(size_bytes=3, paced=False), chunks(DATA, 5))
+    assert run.items == [Chunk(b"abc", 0), Chunk(b"de", 3), Chunk(b"f", 5), Chunk(b"gh", 6)]
+    # one record per read, each naming its first cut
+    assert run.entries == [("slice", 3, "write boundary"), ("slice", 6, "write boundary")]
+
+
+def test_an_unpaced_slice_still_waits_its_delay() -> None:
+    run = run_fault(Slice(size_bytes=3, delay_ms=10, paced=False), chunks(DATA))
+    assert run.out == [
+        (0.0, Chunk(b"abc", 0)),
+        (0.01, Chunk(b"def", 3)),
+        (0.02, Chunk(b"gh", 6)),
+    ]
+
+
+def test_a_big_read_is_cut_in_one_pass() -> None:
+    """Before: the rest of a read was copied at every cut (a 4 MiB read in 64-byte slices
+    copied 128 GiB); now each byte is copied once, into its piece."""
+    data = bytes(range(256)) * 4096  # 1 MiB, one read
+    run = run_fault(Slice(size_bytes=64, paced=False), [Chunk(data, 0)])
+    pieces = [item for item in run.items if isinstance(item, Chunk)]
+    assert (len(pieces), {len(p.data) for p in pieces}) == (16384, {64})
+    assert b"".join(p.data for p in pieces) == data
+    assert [p.offset for p in pieces[:3]] == [0, 64, 128]
+    assert run.entries == [("slice", 64, "16383 write boundaries")]
+
+
 def test_slice_never_ends_with_a_boundary() -> None:
     run = run_fault(Slice(size_bytes=4), chunks(DATA))
     assert run.items == [Chunk(b"abcd", 0), Boundary("slice at 4"), Chunk(b"efgh", 4)]

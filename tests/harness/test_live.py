@@ -228,3 +228,48 @@ def test_a_token_streams_result_is_its_tokens_not_its_scaffolding() -> None:
     stream = fed(known, [])
     assert stream.carrying == known.digests()[3:6]
     assert stream.content == 6
+
+
+CRLF_HEAD = b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n"
+CRLF_EVENTS = (b"data: one\r\n\r\n", b"data: caf\xc3\xa9\r\n\r\n", b"data: [DONE]\r\n\r\n")
+
+
+def _crlf_wire(chunked: bool) -> tuple[bytes, tuple[tuple[int, int], ...]]:
+    """An SSE response whose lines end with CRLF (sse-starlette's default), and the true
+    ``[start, end)`` of each event on the wire (chunked: with its chunk's size line and CRLF)."""
+    head = CRLF_HEAD + (b"transfer-encoding: chunked\r\n\r\n" if chunked else b"\r\n")
+    frames = [b"%x\r\n%s\r\n" % (len(e), e) if chunked else e for e in CRLF_EVENTS]
+    spans, at = [], len(head)
+    for frame in frames:
+        spans.append((at, at + len(frame)))
+        at += len(frame)
+    return head + b"".join(frames) + (b"0\r\n\r\n" if chunked else b""), tuple(spans)
+
+
+@pytest.mark.parametrize("chunked", [True, False], ids=["chunked", "close"])
+@pytest.mark.parametrize("step", [1, 2, 3, 5, 1000])
+def test_an_event_ended_by_crlf_owns_its_last_lf(chunked: bool, step: int) -> None:
+    # The codec dispatches an event at the CR of its blank line (a lone CR ends a line too),
+    # one byte before the LF: the frame still ends after that LF (and its chunk's CRLF), so
+    # frame 2 starts at its own chunk size line, not 3 bytes inside frame 1. Found on
+    # sse-starlette (docs/chaos-testing.md), whose events end with CRLF CRLF.
+    wire, spans = _crlf_wire(chunked)
+    options = FramingOptions(sse_body="chunked" if chunked else "close")
+    stream = LiveStream(LinkTraits("sse", options), EVERY_FRAME)
+    for start in range(0, len(wire), step):
+        stream.observe(wire[start : start + step])
+    stream.observe_end("eof")
+    assert stream.spans(len(spans)) == spans
+    assert len(stream.digests) == len(CRLF_EVENTS)
+
+
+def test_no_frame_comes_after_the_framings_own_end_though_the_connection_stays_open() -> None:
+    # uvicorn keeps the connection open after a chunked SSE body: frame 30 of a stream that
+    # ended after 2 is refused at the last chunk, not when the consumer gives up and closes
+    wire, _ = _crlf_wire(chunked=True)
+    stream = LiveStream(LinkTraits("sse"), EVERY_FRAME)
+    stream.observe(wire[:-5])
+    assert stream.frame_span(30) is None
+    stream.observe(wire[-5:])  # b"0\r\n\r\n"
+    with pytest.raises(PositionError, match="the stream had 3 frames, not 30"):
+        stream.frame_span(30)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import functools
+import shlex
 import ssl
 import sys
 from collections import defaultdict
@@ -23,7 +24,7 @@ import trio
 import trio.testing
 
 from harness.cli.scenario import load_cases, with_tls
-from harness.judging.results import CaseResult, Outcome
+from harness.judging.results import CaseResult, Outcome, replay_command
 from harness.judging.timeline import Timeline
 from harness.link.reference import link_spec, prepared_link, producer_config
 from harness.proxy.server import Proxy, ProxyConfig
@@ -144,6 +145,9 @@ async def test_frame_positioned_faults_fall_on_the_same_plaintext_offsets_over_t
     assert placed == [(f.name, f.offset) for f in plain.timeline.faults]
     assert [offset for _, offset in placed] == [split_at, cut_at]
     assert _written(secure.timeline) == _written(plain.timeline) == cut_at
+    # the replay runs over TLS too (it once left ``--tls`` out)
+    assert shlex.split(replay_command(secure))[-1:] == ["--tls"]
+    assert "--tls" not in shlex.split(replay_command(plain))
 
 
 def _written(timeline: Timeline) -> int:
@@ -207,6 +211,13 @@ async def test_an_https_upstream_with_a_private_ca_is_verified_and_judged(tmp_pa
     context = theirs.server_context(["http/1.1"])
     result = await run_against(case, reference_producer(case, context), ca=str(theirs.ca_file))
     assert (result.outcome, result.diagnosis) == (Outcome.PASS, VERIFIED)
+    # the replay trusts the same CA (it once left ``--upstream-ca`` out, and failed to verify)
+    assert shlex.split(replay_command(result))[-4:] == [
+        "--upstream",
+        str(result.target.upstream),
+        "--upstream-ca",
+        str(theirs.ca_file),
+    ]
 
 
 async def test_upstream_insecure_accepts_a_certificate_nobody_trusts(tmp_path: Path) -> None:
@@ -214,6 +225,7 @@ async def test_upstream_insecure_accepts_a_certificate_nobody_trusts(tmp_path: P
     context = foreign(tmp_path, "somewhere.invalid").server_context(["http/1.1"])
     result = await run_against(case, reference_producer(case, context), insecure=True)
     assert (result.outcome, result.diagnosis) == (Outcome.PASS, VERIFIED)
+    assert shlex.split(replay_command(result))[-1:] == ["--upstream-insecure"]
 
 
 @pytest.mark.parametrize(

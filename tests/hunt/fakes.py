@@ -35,10 +35,13 @@ def result(
     diagnosis: str = "",
     grade: Grade | None = None,
     connections: int = 1,
+    first_byte_s: float = 0.0,
+    duration_s: float = 0.0,
 ) -> CaseResult:
+    """A result; ``connections`` of them, the first byte written at ``first_byte_s``."""
     timeline = Timeline()
     for number in range(1, connections + 1):
-        timeline.wrote(0.0, number, "downstream", b"x")
+        timeline.wrote(first_byte_s, number, "downstream", b"x")
     return CaseResult(
         case_id="hunted",
         scenario="hunted",
@@ -53,7 +56,7 @@ def result(
         fault_kinds=(),
         expected="",
         params=(),
-        duration_s=0.0,
+        duration_s=duration_s,
         report=report,
         timeline=timeline,
         grade=grade,

@@ -14,11 +14,18 @@ import pytest
 import trio
 
 from harness.cli.main import main
-from harness.hunt.diagnosis import failure_key, is_failure
-from harness.hunt.plan import SHORT_DEADLINE_MS, with_command
+from harness.faults import Corrupt, Split
+from harness.faults.position import Position
+from harness.hunt.diagnosis import LATE, Judged, Standing, failure_key, is_failure
+from harness.hunt.live import LiveCheck, run_scenario
+from harness.hunt.plan import ANYTHING, SHORT_DEADLINE_MS, Plan, scenario_of, with_command
+from harness.judging.results import Outcome
 from harness.link.reference import prepared_link
 from harness.running.runner import run_case
-from harness.scenario import Case, expand, load_file
+from harness.scenario import Case, FramingConfig, Link, MessagesConfig, expand, load_file
+from reference_impl.framing import FramingName
+from reference_impl.payload import PayloadName
+from tests.hunt import fakes
 
 ROOT = Path(__file__).resolve().parents[2]
 SPLITLINES = f"{sys.executable} -m tests.broken.splitlines"
@@ -59,14 +66,16 @@ def test_a_broken_consumer_is_caught_and_the_plan_replays(
     (scenario,) = load_file(found)
     assert scenario.source == "tearline hunt seed 3" and scenario.link.consumer.command is None
     assert 1 <= len(scenario.faults) <= 2
+    capsys.readouterr()
+    # the written file replays with tearline run: the reference passes, the consumer fails
+    assert main(["run", str(found)]) == 0, capsys.readouterr().out
+    assert main(["run", str(found), "--consumer", SPLITLINES]) == 1
     (case,) = expand(scenario, prepared_link)
-    reference = trio.run(run_case, case)
-    assert reference.outcome == "pass", reference.diagnosis
     link = with_command(scenario.link, tuple(SPLITLINES.split()))
     theirs = dataclasses.replace(case, scenario=dataclasses.replace(scenario, link=link))
     mine = trio.run(run_case, theirs)
     assert is_failure(mine)
-    assert failure_key(mine, scenario.expect) in found.read_text()  # the same way
+    assert f"\n# {failure_key(mine, scenario.expect)}: case " in found.read_text()  # the same way
 
 
 def test_the_reference_consumer_program_is_caught_by_nothing(
@@ -117,3 +126,49 @@ def test_a_consumer_that_hangs_costs_one_deadline(
     (scenario,) = load_file(tmp_path / "hang.yaml")
     assert scenario.faults == ()  # it hangs on the clean link: that is the smallest plan
     assert isinstance(expand(scenario, prepared_link)[0], Case)
+
+
+def test_a_consumer_that_starts_too_late_for_the_plan_is_not_failed() -> None:
+    """Regression: a consumer program slower to start than the case deadline (a loaded
+    machine) never saw the plan's fault; that is no failure of it, nor a hang of the plan's."""
+    late = ("sh", "-c", f"sleep 3; exec {REFERENCE}")
+    check = LiveCheck(late, seed=1)
+    link = Link(framing=FramingName.NDJSON, payload=PayloadName.MESSAGES)
+    plan = Plan(link, (Split(at=Position(frame=1)),), deadline_ms=1500.0)
+    judged = check.check(plan)
+    assert judged.consumer is not None and judged.consumer.outcome == "no_verdict"
+    assert (judged.standing, judged.key) == (Standing.INVALID, LATE)
+
+
+def test_why_undetectable_rewrites_are_not_drawn() -> None:
+    """The premise of ``harness.hunt.visible``: on such a plan the reference consumer itself
+    breaks I1 (it hands on the fused event, as any consumer would)."""
+    link = Link(
+        framing=FramingName.SSE,
+        payload=PayloadName.MESSAGES,
+        messages=MessagesConfig(count=4, size_bytes=71),
+        framing_options=FramingConfig(sse_body="close"),
+    )
+    fused = Corrupt(at=Position(frame=2, frame_offset=84), count_bytes=3, mask=1)
+    reference = trio.run(run_scenario, scenario_of(Plan(link, (fused,)), ANYTHING, seed=1))
+    assert reference.outcome == "violation" and reference.diagnosis.startswith("I1: ")
+
+
+def test_plans_only_the_reference_fails_exit_3(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The sanity gate, through the command: a plan the reference consumer fails is reported
+    as a harness or reference problem, never as the consumer's, and the exit status is 3."""
+    real = LiveCheck.check
+
+    def reference_fails(self: LiveCheck, plan: Plan) -> Judged:
+        if not plan.faults:  # the clean link (the preflight) runs for real
+            return real(self, plan)
+        bad = fakes.result(Outcome.VIOLATION, diagnosis="I1: a fused message")
+        return Judged(plan, Standing.REFERENCE, bad, key="violation: I1")
+
+    monkeypatch.setattr(LiveCheck, "check", reference_fails)
+    assert hunt("--consumer", SPLITLINES, "--seed", "1", "--budget", "5") == 3
+    err = capsys.readouterr().err
+    assert err.count("the REFERENCE consumer fails this plan") == 1  # once per diagnosis
+    assert "0 failures" in err and "reference problem violation: I1" in err

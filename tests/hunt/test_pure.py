@@ -8,6 +8,7 @@ import dataclasses
 from harness.faults import Corrupt, Kill, Reconnect, Split, Stall
 from harness.faults.position import Position
 from harness.hunt.diagnosis import (
+    LATE,
     NO_RECONNECT,
     Standing,
     classify,
@@ -28,7 +29,7 @@ from harness.hunt.plan import (
     scenario_of,
 )
 from harness.hunt.scenario_file import TOP_LEVEL, document, dump
-from harness.judging.results import Check, Grade, Outcome
+from harness.judging.results import CaseResult, Check, Grade, Outcome
 from harness.scenario import ConsumerConfig, CountRange, Expect, Link, MessagesConfig, load_text
 from reference_impl.framing import FramingName
 from reference_impl.payload import PayloadName
@@ -181,3 +182,44 @@ def test_accepted_counts_carry_over_at_most_after_an_rst() -> None:
     rst = (Kill(at=Position(frame=1)),)
     assert expect_from(report, rst).accepted_messages == CountRange(max=1)
     assert expect_from(report, PLAN.faults).accepted_messages == 1  # a FIN loses nothing
+
+
+def killed(*, first_byte_s: float = 0.1, checks: tuple[Check, ...] = ()) -> CaseResult:
+    """A consumer run killed at ``PLAN``'s deadline, its first byte at ``first_byte_s``."""
+    return result(
+        Outcome.NO_VERDICT,
+        None,
+        checks=(Check("I4", False, "no verdict within the case deadline"), *checks),
+        first_byte_s=first_byte_s,
+        duration_s=SHORT_DEADLINE_MS / 1000,
+        connections=0 if first_byte_s < 0 else 1,
+    )
+
+
+def test_a_hang_after_the_plan_tested_the_consumer_is_a_failure() -> None:
+    reference = result(duration_s=0.6)
+    judged = classify(PLAN, reference, killed(), EXPECT, CLEAN)
+    assert (judged.standing, judged.key) == (Standing.FAILURE, "no_verdict: I4")
+
+
+def test_a_consumer_killed_before_the_plan_tested_it_is_no_failure() -> None:
+    """Regression: on a loaded machine (load average 30 on 2 cores) the reference consumer
+    run as a program (``tearline consume``) took longer than the 6 s deadline to start; the
+    kill counted as a hang of the plan and was not confirmed, so a hunt of the reference found
+    "split at frame 1" (``/tmp/bench_hunt3.log``). Killed before every fault fired, before it
+    connected, or with less time after its first byte than the reference needed, the plan did
+    not test the consumer."""
+    reference = result(duration_s=0.6)
+    unfired = Check("I5", False, "kill (downstream, connection 1) never fired")
+    for late in (killed(checks=(unfired,)), killed(first_byte_s=-1), killed(first_byte_s=4.5)):
+        judged = classify(PLAN, reference, late, EXPECT, CLEAN)
+        assert (judged.standing, judged.key) == (Standing.INVALID, LATE)
+    # the time it had after its first byte: 6 - 4.3 = 1.7 s >= 0.6 s the reference took + 1 s
+    in_time = classify(PLAN, reference, killed(first_byte_s=4.3), EXPECT, CLEAN)
+    assert in_time.standing is Standing.FAILURE
+
+
+def test_a_hang_on_the_clean_link_is_the_consumer_s_however_late() -> None:
+    clean = Plan(LINK, ())
+    judged = classify(clean, result(duration_s=0.6), killed(first_byte_s=-1), EXPECT, CLEAN)
+    assert (judged.standing, judged.key) == (Standing.FAILURE, "no_verdict: I4")

@@ -9,7 +9,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from harness.faults import BogusLength, Reconnect
+from harness.faults import BogusLength, Corrupt, Reconnect, Split
+from harness.faults.position import Position
 from harness.hunt.landmarks import landmarks, multibyte_chars
 from harness.hunt.plan import ANYTHING, Plan, is_timed, scenario_of
 from harness.hunt.scenario_file import dump
@@ -21,10 +22,11 @@ from harness.hunt.strategies import (
     plans,
     plausible,
 )
+from harness.hunt.visible import undetectable
 from harness.link.locator import PreparedLocator, check_positions, utf8_char_offset
-from harness.link.prepared import prepare
+from harness.link.prepared import PreparedLink, prepare
 from harness.link.reference import link_spec, prepared_link
-from harness.scenario import expand, load_text
+from harness.scenario import EnvelopeConfig, FramingConfig, Link, MessagesConfig, expand, load_text
 from tests.hunt.fakes import space
 from tests.wire import examples
 
@@ -49,6 +51,7 @@ def test_every_plan_is_a_scenario_whose_faults_can_all_happen(
     locator = PreparedLocator(prepared)
     assert check_positions(plan.faults, locator) is None
     assert plausible(plan.faults, locator)
+    assert not undetectable(prepared, plan.faults)
     consumer = plan.link.consumer
     assert consumer.max_reconnects == sum(isinstance(f, Reconnect) for f in plan.faults)
     timed = is_timed(plan.faults)
@@ -103,3 +106,44 @@ def test_multibyte_characters_are_counted_as_utf8_char_positions_count_them() ->
     for number, (offset, width) in enumerate(chars, 1):
         assert utf8_char_offset(wire, number, 1) == offset + 1
         assert wire[offset : offset + width].decode()
+
+
+def prepared(framing: str, payload: str, **settings: object) -> PreparedLink:
+    return prepare(link_spec(Link(framing=framing, payload=payload, **settings)))  # type: ignore[arg-type]
+
+
+SSE4 = {
+    "messages": MessagesConfig(count=4, size_bytes=71),
+    "framing_options": FramingConfig(sse_body="close"),
+}
+
+
+def test_a_rewrite_no_consumer_can_detect_is_not_drawn() -> None:
+    """Regression: the hunt drew plans on which the reference consumer broke I1, as any
+    consumer would (``/tmp/bench_hunt3.log``): the blank line ending SSE event 2 turned into
+    LF VT by a mask of 1 fuses events 2 and 3 into one well-formed event; a length prefix of 0
+    on the only frame is an empty message (then a truncated prefix); an ndjson line's LF
+    turned into VT fuses two lines the opaque payload cannot tell from one."""
+    sse = prepared("sse", "messages", **SSE4)
+    fused = Corrupt(at=Position(frame=2, frame_offset=84), count_bytes=3, mask=1)
+    assert undetectable(sse, [fused])
+    lone = prepared("length-prefixed", "messages", messages=MessagesConfig(texts=("\\",)))
+    assert undetectable(lone, [BogusLength(frame=1, length=0)])
+    ndjson = prepared("ndjson", "messages", messages=MessagesConfig(count=2, size_bytes=16))
+    assert undetectable(ndjson, [Corrupt(at=Position(frame=1, frame_offset=17), mask=1)])
+
+
+def test_a_rewrite_a_consumer_can_detect_or_the_judge_forgives_is_drawn() -> None:
+    sse = prepared("sse", "messages", **SSE4)
+    # a byte of the text flipped in place: same size, same place, which the judge forgives
+    assert not undetectable(sse, [Corrupt(at=Position(frame=2, frame_offset=20), mask=1)])
+    assert not undetectable(sse, [Split(at=Position(frame=2))])  # no rewrite at all
+    lone = prepared("length-prefixed", "messages", messages=MessagesConfig(texts=("\\",)))
+    for length in (2, 2**31):  # past the stream's end (truncated), past the limit
+        assert not undetectable(lone, [BogusLength(frame=1, length=length)])
+    envelope = prepared("length-prefixed", "envelope", envelope=EnvelopeConfig(records=2))
+    # the envelope checks what it carries: a re-framed stream is refused, nothing handed on
+    assert not undetectable(envelope, [BogusLength(frame=2, length=3)])
+    # a reconnect's second connection is the stream again, rewritten only if the fault says so
+    fused = Corrupt(at=Position(frame=2, frame_offset=84), count_bytes=3, mask=1, connection=2)
+    assert undetectable(sse, [Reconnect(at=Position(frame=4)), fused])

@@ -10,8 +10,11 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -129,12 +132,30 @@ def test_a_file_of_comments_points_at_line_1(tmp_path: Path) -> None:
     assert [(line, key) for _, line, key, _ in _file_issues(path)] == [(1, "")]
 
 
-@pytest.mark.skipif(os.geteuid() == 0, reason="root reads any file")
-def test_an_unreadable_file_says_why(tmp_path: Path) -> None:
-    path = tmp_path / "secret.yaml"
-    path.write_text(MINIMAL)
-    path.chmod(0)
-    assert _file_issues(path) == [(str(path), 0, "", "cannot read: Permission denied")]
+@contextmanager
+def _unprivileged() -> Iterator[None]:
+    """Root reads any file (CI runs as root): drop the effective uid to nobody's for the read;
+    the saved uid (still root) takes it back."""
+    if os.geteuid() != 0:
+        yield
+        return
+    os.seteuid(65534)
+    try:
+        yield
+    finally:
+        os.seteuid(0)
+
+
+def test_an_unreadable_file_says_why() -> None:
+    # pytest's tmp_path lies below a root-only folder: a folder anybody may enter instead
+    with tempfile.TemporaryDirectory(dir="/tmp") as folder:
+        Path(folder).chmod(0o755)
+        path = Path(folder) / "secret.yaml"
+        path.write_text(MINIMAL)
+        path.chmod(0)
+        with _unprivileged():
+            found = _file_issues(path)
+    assert found == [(str(path), 0, "", "cannot read: Permission denied")]
 
 
 def test_a_nul_byte_is_reported_at_its_line(tmp_path: Path) -> None:

@@ -160,6 +160,16 @@ ADAPTERS: tuple[Adapter, ...] = (
 )
 
 
+def hands_on_transport(function: str | None) -> bool:
+    """Whether ``function`` is the adapter of a client below the payload layer: one that
+    carries any payload and hands on what the transport delivered (checking an envelope's
+    records against its checksum is its application's job; ``docs/grades.md``). The SDKs
+    parse their payload and are not."""
+    return function is not None and any(
+        a.function == function and a.payloads is ANY for a in ADAPTERS
+    )
+
+
 def by_name(name: str) -> Adapter | None:
     return next((a for a in ADAPTERS if a.name == name), None)
 
