@@ -23,6 +23,9 @@ class ConsumerConfig:
     resume: bool = False
     #: treat the link as unframed (seed 000 gate 1): the consumer refuses to parse it
     unframed: bool = False
+    #: list every accepted message in the report (what a judge compares); False counts them
+    #: only, so a stream of any length is consumed in O(1) memory
+    list_accepted: bool = True
 
 
 @dataclass(frozen=True, slots=True)

@@ -27,6 +27,7 @@ from reference_impl.events import Message
 from reference_impl.framing import make_server
 from reference_impl.framing.base import ServerCodec
 from reference_impl.link import ProducerConfig, iter_payload
+from reference_impl.report import Tally
 from reference_impl.tls_stream import TlsStream
 
 __all__ = ["ConnectionLog", "Producer", "ProducerConfig", "ProducerLog"]
@@ -39,7 +40,9 @@ READ_BYTES = 65536
 @dataclass(slots=True)
 class ConnectionLog:
     number: int
-    sent: list[str] = field(default_factory=list)  # sha256 of each message fully written
+    #: the messages fully written: a count and a running hash of their SHA-256s, not a list
+    #: (a stream of any length in O(1) memory; nothing judges the producer's list)
+    sent: Tally = field(default_factory=Tally)
     completed: bool = False  # the framing's end was written
     produced: int = 0  # messages the traversal has made
     max_held: int = 0  # peak messages produced but not yet written (I6)
@@ -50,8 +53,8 @@ class ConnectionLog:
 class ProducerLog:
     connections: list[ConnectionLog] = field(default_factory=list)
 
-    def all_sent(self) -> list[str]:
-        return [digest for conn in self.connections for digest in conn.sent]
+    def sent_count(self) -> int:
+        return sum(conn.sent.count for conn in self.connections)
 
 
 class _Connection:
@@ -105,7 +108,7 @@ async def _traverse(
             # Counted here, not from the channel's statistics: a message waiting in a blocked
             # send() is held too, though the channel does not list it in its buffer.
             log.produced += 1
-            log.max_held = max(log.max_held, log.produced - len(log.sent))
+            log.max_held = max(log.max_held, log.produced - log.sent.count)
             await channel.send(message)
 
 
@@ -119,7 +122,7 @@ async def _send_stream(conn: _Connection, spec: ProducerConfig, start: int) -> N
             async for message in receive:
                 conn.codec.send_message(message)
                 await conn.flush()
-                conn.log.sent.append(hashlib.sha256(message.data).hexdigest())
+                conn.log.sent.add(hashlib.sha256(message.data).hexdigest())
     conn.codec.end(ok=True)
     await conn.flush()
     conn.log.completed = True
@@ -147,7 +150,7 @@ class Producer:
             # No Last-Event-ID: the consumer dispatched no event yet, whatever this producer
             # wrote before the cut. Start over (catalogue case 32), never skip ahead.
             return 0
-        return len(self.log.all_sent())
+        return self.log.sent_count()
 
     async def handle(self, transport: trio.SocketStream, tls: ssl.SSLContext | None = None) -> None:
         log = ConnectionLog(len(self.log.connections) + 1)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
@@ -50,6 +51,33 @@ class Accepted:
         return cls(hashlib.sha256(data).hexdigest(), len(data), connection, preview(data))
 
 
+class Tally:
+    """How many messages, and a running SHA-256 over their digests in order: what a long
+    stream needs where nobody judges the list (memory O(1), seed 001's bound), and enough to
+    say that two sides saw the same messages."""
+
+    __slots__ = ("_chain", "count")
+
+    def __init__(self) -> None:
+        self.count = 0
+        self._chain = hashlib.sha256()
+
+    def add(self, digest_hex: str) -> None:
+        self.count += 1
+        self._chain.update(bytes.fromhex(digest_hex))
+
+    @property
+    def digest(self) -> str:
+        return self._chain.hexdigest()
+
+    @classmethod
+    def of(cls, digests: Iterable[str]) -> Tally:
+        tally = cls()
+        for digest in digests:
+            tally.add(digest)
+        return tally
+
+
 @dataclass(frozen=True, slots=True)
 class Recorded:
     """The recorded elements of seeds 000 and 002, as they stood when the consumer decided."""
@@ -89,6 +117,9 @@ class ConsumerReport:
     directive: str | None = None
     detail: str = ""
     version: int = REPORT_VERSION
+    #: set when ``accepted`` was left out on purpose (a long stream consumed on its own,
+    #: ``ConsumerConfig.list_accepted``): how many messages were handed on
+    accepted_count: int | None = None
 
 
 def bounded(report: ConsumerReport) -> tuple[ConsumerReport, tuple[str, ...]]:

@@ -68,7 +68,8 @@ class ConsumerSession:
         self.config = config
         self._side: PayloadSide = payload(config.payload).side(config)
         self._codec: ClientCodec | None = None
-        self._accepted: list[Accepted] = []
+        self._accepted: list[Accepted] = []  # only with config.list_accepted
+        self._accepted_count = 0
         self._connections: list[ConnectionSummary] = []
         self._conn_reads = 0
         self._conn_bytes = 0
@@ -96,6 +97,7 @@ class ConsumerSession:
                 # an abandoned envelope or token stream is never handed on: the restarted
                 # stream's result stands alone
                 self._accepted.clear()
+                self._accepted_count = 0
         options = self.config.framing_options
         if self.config.resume and self._last_id:
             options = replace(options, resume_id=self._last_id)
@@ -118,7 +120,7 @@ class ConsumerSession:
 
     @property
     def accepted_count(self) -> int:
-        return len(self._accepted)
+        return self._accepted_count
 
     @property
     def has_partial(self) -> bool:
@@ -255,7 +257,9 @@ class ConsumerSession:
             except CodecError as err:
                 self._fail(err, "error", refused_by="payload")
                 return
-            self._accepted.append(Accepted.of(event.data, self.connection))
+            self._accepted_count += 1
+            if self.config.list_accepted:
+                self._accepted.append(Accepted.of(event.data, self.connection))
             self._last_id = event.id or self._last_id
 
     def _fail(
@@ -357,4 +361,7 @@ class ConsumerSession:
             manifest_digest=conclusion.manifest_digest,
             directive=conclusion.directive,
             detail=self._error.detail if self._error else "",
+            accepted_count=None
+            if self.config.list_accepted
+            else (self._accepted_count if conclusion.hands_on else 0),
         )

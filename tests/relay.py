@@ -26,7 +26,7 @@ import contextlib
 import hashlib
 import socket
 import struct
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
@@ -37,8 +37,8 @@ from reference_impl.consumer import run_consumer
 from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
 from reference_impl.link import LinkSpec, iter_payload
 from reference_impl.payload import envelope, messages, tokens
-from reference_impl.producer import Producer, ProducerConfig, ProducerLog
-from reference_impl.report import ConsumerReport
+from reference_impl.producer import ConnectionLog, Producer, ProducerConfig, ProducerLog
+from reference_impl.report import ConsumerReport, Tally
 
 READ_BYTES = 65536
 #: ``struct linger {l_onoff=1, l_linger=0}``: close() then resets the connection instead of a FIN
@@ -263,3 +263,14 @@ def consumer_config(link: LinkSpec, **overrides: Any) -> ConsumerConfig:
 def sent_digests(link: LinkSpec) -> list[str]:
     """SHA-256 (hex) of every message the producer sends on a clean connection."""
     return [hashlib.sha256(m.data).hexdigest() for m in iter_payload(link)]
+
+
+def tallied(digests: Iterable[str]) -> tuple[int, str]:
+    """The count and running hash a producer keeps of having sent ``digests``, in order."""
+    tally = Tally.of(digests)
+    return tally.count, tally.digest
+
+
+def sent_by(conn: ConnectionLog) -> tuple[int, str]:
+    """What one producer connection says it sent: its count and running hash."""
+    return conn.sent.count, conn.sent.digest

@@ -26,7 +26,17 @@ from reference_impl.link import LinkSpec, expected_wire, iter_payload
 from reference_impl.payload import envelope, messages
 from reference_impl.producer import ProducerConfig, ProducerLog
 from reference_impl.report import ConnectionSummary
-from tests.relay import Cut, CutKind, LinkRun, consumer_config, run_link, sent_digests, small_link
+from tests.relay import (
+    Cut,
+    CutKind,
+    LinkRun,
+    consumer_config,
+    run_link,
+    sent_by,
+    sent_digests,
+    small_link,
+    tallied,
+)
 
 EXPLICIT_END = frozenset({"sse", "websocket", "grpc"})
 
@@ -50,7 +60,7 @@ async def test_restart_discards_the_partial_message(framing: str, how: CutKind) 
     everything = sent_digests(link)
     assert accepted_on(run, 1) == []  # the abandoned envelope is never handed on
     assert accepted_on(run, 2) == everything
-    assert run.log.connections[1].sent == everything
+    assert sent_by(run.log.connections[1]) == tallied(everything)
     first, second = report.connections
     assert first.framing_verdict == "DISCARD_AND_RESET"
     assert first.error_code == ("FRAME_TRUNCATED" if how == "fin" else "CONNECTION_RESET")
@@ -111,7 +121,7 @@ async def test_sse_resume_continues_after_the_last_event(
     kept = len(accepted_on(run, 1))
     # Each message exactly once, in order, across the two connections.
     assert accepted_on(run, 1) + accepted_on(run, 2) == everything
-    assert run.log.connections[1].sent == everything[kept:]
+    assert sent_by(run.log.connections[1]) == tallied(everything[kept:])
     expected_kept = sum(1 for _, end in expected_wire(link).spans if end - 2 <= offset)
     assert kept == expected_kept
     in_message = where.startswith("inside")
@@ -178,7 +188,7 @@ async def test_slow_consumer_bounds_what_the_producer_holds(framing: str) -> Non
 
     def snapshot(log: ProducerLog) -> None:
         (conn,) = log.connections
-        seen.append((len(conn.sent), conn.max_held))
+        seen.append((conn.sent.count, conn.max_held))
 
     # The relay stops reading after 4 KiB, through a 4 KiB receive buffer, until every task is
     # blocked: the producer is then stuck on a full socket, its traversal on a full channel.

@@ -60,3 +60,17 @@ def test_heartbeats_do_not_keep_a_partial_message_alive() -> None:
     assert session.deadline() == 3.0
     session.receive(b"data: b\n", 2.7)  # a real byte of the event moves it
     assert session.deadline() == 3.7
+
+
+@pytest.mark.parametrize("listed", [True, False])
+def test_a_consumer_told_not_to_list_counts_what_it_hands_on(listed: bool) -> None:
+    """A long stream consumed on its own keeps a count, not a list (O(1) memory, issue 10)."""
+    messages = [Message(b"one"), Message(b"two"), Message(b"three")]
+    _, wire = produce_wire("length-prefixed", messages)
+    session = ConsumerSession(ConsumerConfig("length-prefixed", list_accepted=listed))
+    session.connect(0.0)
+    session.receive(wire, 0.0)
+    session.end_of_stream("eof", 0.0)
+    report = session.report()
+    assert session.accepted_count == 3
+    assert (len(report.accepted), report.accepted_count) == ((3, None) if listed else (0, 3))

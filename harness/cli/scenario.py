@@ -213,9 +213,9 @@ def _fail(message: str) -> int:
 def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
     """Load, validate and expand; raises ScenarioError / SelectionError."""
     from harness.link.reference import prepared_link  # noqa: PLC0415
-    from harness.scenario import expand, load_paths  # noqa: PLC0415
+    from harness.scenario import expand_all, load_paths  # noqa: PLC0415
 
-    cases = [case for s in load_paths(paths) for case in expand(s, prepared_link)]
+    cases = expand_all(load_paths(paths), prepared_link)
     return [case for case in cases if matches(select, case.case_id)] if select else cases
 
 

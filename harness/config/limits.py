@@ -13,13 +13,20 @@ MAX_DURATION_MS = 600_000.0
 MAX_BYTES = 1 << 30
 #: frame indices, character indices and other counts of things in one stream
 MAX_COUNT = 10_000_000
-#: messages of a generated ``messages`` payload, records of an envelope, tokens of a token stream
-MAX_MESSAGES = 1_000_000
+#: messages of a ``messages`` payload, records of an envelope, tokens of a token stream. The
+#: reference codecs make the whole stream once before a case's deadline starts (and ``validate``
+#: may too), at about 50-150 us a message here (2 cores, loaded): 100,000 is 5-15 s.
+MAX_MESSAGES = 100_000
 #: bytes of one generated message, and the largest message a codec may be told to accept
 MAX_MESSAGE_BYTES = 64 << 20
-#: bytes of the whole stream a scenario's payload makes on the wire (kept in memory to place
-#: faults): 256 MiB
+#: bytes of the whole stream a recording holds on one side (kept in memory to replay): 256 MiB
 MAX_STREAM_BYTES = 256 << 20
+#: bytes of the messages a scenario's payload makes (``count x size_bytes``, or the ``texts``
+#: together): generated text costs about 1.5-3 us a byte to make and frame, so 16 MiB is
+#: 25-45 s here under load; the stream is made before each case's deadline starts.
+MAX_PAYLOAD_BYTES = 16 << 20
+#: WebSocket fragments of the whole stream (``ws_fragment_bytes`` against the payload's size)
+MAX_FRAGMENTS = MAX_MESSAGES * 10
 #: rates, in bytes per second: 10 GB/s is faster than loopback
 MAX_RATE_BYTES_PER_S = 10_000_000_000
 #: how much faster than recorded a replay may play (``link.producer.speed``)

@@ -11,7 +11,7 @@ Modules: ``model`` (the dataclasses), ``validate`` (YAML node + type -> value or
 ``schema``, ``errors``. The format is documented in ``docs/scenario-format.md``.
 """
 
-from harness.scenario.cases import Case, expand, stable_seed
+from harness.scenario.cases import MAX_RUN_CASES, Case, expand, expand_all, stable_seed
 from harness.scenario.errors import ScenarioError, SchemaIssue
 from harness.scenario.loader import FaultRegistry, load_file, load_paths, load_text
 from harness.scenario.model import (
@@ -35,6 +35,7 @@ from harness.scenario.sweep import MAX_CASES
 
 __all__ = [
     "MAX_CASES",
+    "MAX_RUN_CASES",
     "VERDICTS",
     "Case",
     "ConsumerConfig",
@@ -54,6 +55,7 @@ __all__ = [
     "SweepAxis",
     "TokensConfig",
     "expand",
+    "expand_all",
     "json_schema",
     "load_file",
     "load_paths",

@@ -20,7 +20,7 @@ from typing import Protocol
 
 from harness.config.fields import yaml_fields
 from harness.scenario.errors import Issues, ScenarioError, SchemaIssue
-from harness.scenario.model import Scenario, Span, SweepAxis
+from harness.scenario.model import Origin, Scenario, Span, SweepAxis
 from harness.scenario.paths import apply, base_type, resolve
 from harness.scenario.sweep import MAX_CASES
 from harness.scenario.validate import Rules
@@ -52,21 +52,59 @@ class StreamShape(Protocol):
 ShapeOf = Callable[[Scenario], StreamShape]
 
 
-def expand(scenario: Scenario, shape_of: ShapeOf) -> list[Case]:
+#: Largest number of cases of one run, all files together: expanding takes about 0.1 ms and
+#: 1 KB a case here, so the limit is 20-30 s and a few hundred MB before anything runs.
+MAX_RUN_CASES = 200_000
+
+
+def expand_all(
+    scenarios: Iterable[Scenario], shape_of: ShapeOf, limit: int = MAX_RUN_CASES
+) -> list[Case]:
+    """The cases of every scenario, in order; ScenarioError (one issue, at the scenario that
+    goes past it) when they are more than ``limit`` together. Each scenario is expanded only
+    within what is left of the limit, so a run of many large sweeps stops at the first too
+    many, before making their cases."""
+    cases: list[Case] = []
+    for scenario in scenarios:
+        left = limit - len(cases)
+        try:
+            cases += expand(scenario, shape_of, limit=min(MAX_CASES, left))
+        except _OverLimitError as err:
+            if left >= MAX_CASES:  # the scenario's own limit, already said so
+                raise
+            message = (
+                f"with this scenario's cases the run makes at least {len(cases) + err.count}; "
+                f"at most {limit} in one run (-k selects only after): run fewer files or "
+                "narrow their sweeps"
+            )
+            origin = scenario.origin or Origin("<scenario>", 0)
+            raise ScenarioError([SchemaIssue(origin.file, origin.line, "", message)]) from None
+    return cases
+
+
+class _OverLimitError(ScenarioError):
+    """A sweep makes more cases than allowed; ``count`` of them at least."""
+
+    def __init__(self, issues: list[SchemaIssue], count: int) -> None:
+        super().__init__(issues)
+        self.count = count
+
+
+def expand(scenario: Scenario, shape_of: ShapeOf, *, limit: int = MAX_CASES) -> list[Case]:
     """The cases of ``scenario``, in sweep order.
 
     ``shape_of(s)`` measures the stream of ``s`` (the runner's prepared link: its length in
     bytes, and each frame's); it is asked only when a range says ``to: end``, once per
     combination of the listed values, with those values applied; it may raise ``ValueError``
     (the reference link cannot make that stream). Raises ScenarioError when the sweep makes
-    more than ``MAX_CASES`` cases or a combination breaks a rule between keys (each value alone
-    was checked when the file was loaded). Cases are counted before any is made.
+    more than ``limit`` (``MAX_CASES``) cases or a combination breaks a rule between keys (each
+    value alone was checked when the file was loaded). Cases are counted before any is made.
     """
     axes = scenario.sweep
     names = short_names(axes)
     prefix = f"{PurePath(scenario.origin.file).stem}::" if scenario.origin else ""
     problems = Issues(scenario.origin.file if scenario.origin else "<scenario>")
-    layouts = _layouts(scenario, names, shape_of, problems)
+    layouts = _layouts(scenario, names, shape_of, problems, limit)
     cases: list[tuple[tuple[int, ...], Case]] = []
     for base, layout in layouts:
         for picks in itertools.product(*layout):
@@ -92,7 +130,7 @@ Layout = list[Iterable[tuple[int, object]]]
 
 
 def _layouts(
-    scenario: Scenario, names: list[str], shape_of: ShapeOf, problems: Issues
+    scenario: Scenario, names: list[str], shape_of: ShapeOf, problems: Issues, limit: int
 ) -> list[tuple[Scenario, Layout]]:
     """One layout per combination of listed values (see ``_layout``), counting the cases as
     each combination is measured and stopping as soon as there are too many."""
@@ -101,8 +139,9 @@ def _layouts(
         list(enumerate(a.values)) if isinstance(a.values, tuple) else [(0, None)] for a in axes
     ]
     combinations = math.prod(len(values) for values in listed)
-    if combinations > MAX_CASES:
-        raise ScenarioError([_issue(scenario, f"makes more than {MAX_CASES} cases")])
+    if combinations > limit:
+        message = f"makes {combinations} cases; at most {limit} are allowed"
+        raise _OverLimitError([_issue(scenario, message)], combinations)
     layouts = []
     total = 0
     for done, combo in enumerate(itertools.product(*listed), start=1):
@@ -112,11 +151,10 @@ def _layouts(
             problems.add(err.line, ("sweep",), f"{_shown(names, axes, combo)}: {err}")
             continue
         total += count
-        if total > MAX_CASES:
+        if total > limit:
             many = f"{total}" if done == combinations else f"at least {total}"
-            raise ScenarioError(
-                [_issue(scenario, f"makes {many} cases; at most {MAX_CASES} are allowed")]
-            )
+            message = f"makes {many} cases; at most {limit} are allowed"
+            raise _OverLimitError([_issue(scenario, message)], total)
         layouts.append((base, layout))
     return layouts
 

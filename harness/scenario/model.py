@@ -19,12 +19,13 @@ from harness.config.fields import CUSTOM, INTERNAL, yaml_key
 from harness.config.limits import (
     MAX_COUNT,
     MAX_DURATION_MS,
+    MAX_FRAGMENTS,
     MAX_MESSAGE_BYTES,
     MAX_MESSAGES,
+    MAX_PAYLOAD_BYTES,
     MAX_RECONNECTS,
     MAX_REPLAY_SPEED,
     MAX_SEED,
-    MAX_STREAM_BYTES,
 )
 from harness.errors import FieldError, KeyPath
 from harness.faults.config import Fault
@@ -110,12 +111,27 @@ class MessagesConfig:
             raise FieldError("give either texts or count/size_bytes, not both", path=("texts",))
         if self.texts is not None and len(self.texts) > MAX_MESSAGES:
             raise FieldError(f"at most {MAX_MESSAGES} messages", path=("texts",))
-        if self.message_count * self.message_bytes > MAX_STREAM_BYTES:
+        if self.payload_bytes > MAX_PAYLOAD_BYTES:
+            what = "the texts together are" if self.texts is not None else "count x size_bytes is"
+            where = "texts" if self.texts is not None else "count"
             raise FieldError(
-                f"count x size_bytes is over {MAX_STREAM_BYTES >> 20} MiB, the largest stream "
-                "a scenario may make",
-                path=("size_bytes" if self.size_bytes is not None else "count",),
+                f"{what} over {MAX_PAYLOAD_BYTES >> 20} MiB, the most a scenario's messages "
+                "may make",
+                path=("size_bytes" if self.size_bytes is not None else where,),
             )
+
+    @property
+    def payload_bytes(self) -> int:
+        """Bytes of all the messages, or just past ``MAX_PAYLOAD_BYTES`` when over: texts
+        aliased a thousand times are counted without encoding them all."""
+        if self.texts is None:
+            return self.message_count * self.message_bytes
+        total = 0
+        for text in self.texts:
+            total += len(text) if len(text) > MAX_PAYLOAD_BYTES else len(text.encode())
+            if total > MAX_PAYLOAD_BYTES:
+                break
+        return total
 
     @property
     def message_count(self) -> int:
@@ -290,12 +306,27 @@ class Link:
                 path=("producer", "mode"),
             )
         self._check_ndjson_texts()
+        self._check_fragments()
         for name in PAYLOAD_NAMES:
             if name != self.payload and getattr(self, name) is not None:
                 raise FieldError(
                     f"only for payload {name} (this link's payload is {self.payload})",
                     path=(name,),
                 )
+
+    def _check_fragments(self) -> None:
+        """WebSocket fragments of a few bytes multiply the frames the reference codecs make
+        before each case (about 80 us each): at most ``MAX_FRAGMENTS`` in the stream."""
+        size = self.framing_options.ws_fragment_bytes
+        if self.framing != "websocket" or not size:
+            return
+        fragments = -(-payload_size(self) // size) + payload_messages(self)
+        if fragments > MAX_FRAGMENTS:
+            raise FieldError(
+                f"makes about {fragments} WebSocket fragments of this payload; at most "
+                f"{MAX_FRAGMENTS} (a larger ws_fragment_bytes, or a smaller payload)",
+                path=("framing_options", "ws_fragment_bytes"),
+            )
 
     def _check_ndjson_texts(self) -> None:
         """An NDJSON line can be no message that is empty, holds an LF or ends in CR."""
@@ -317,6 +348,32 @@ class Link:
         if self.payload == "envelope":
             return self.envelope or EnvelopeConfig()
         return self.tokens or TokensConfig()
+
+
+#: what an envelope record and a token weigh on the wire, about (from the reference codecs;
+#: rounded up), for bounds that must hold before the stream is made
+ENVELOPE_RECORD_BYTES = 100
+TOKEN_BYTES = 64
+
+
+def payload_messages(link: Link) -> int:
+    """How many messages the payload makes (envelope chunks and tokens about)."""
+    config = link.payload_config
+    if isinstance(config, MessagesConfig):
+        return config.message_count
+    if isinstance(config, EnvelopeConfig):
+        return -(-config.records // config.chunk_records) + 2
+    return config.count + 2
+
+
+def payload_size(link: Link) -> int:
+    """Bytes of the payload's messages: exact for ``messages``, about for the others."""
+    config = link.payload_config
+    if isinstance(config, MessagesConfig):
+        return config.payload_bytes
+    if isinstance(config, EnvelopeConfig):
+        return config.records * ENVELOPE_RECORD_BYTES
+    return config.count * TOKEN_BYTES
 
 
 @dataclass(frozen=True, slots=True)
