@@ -1,8 +1,9 @@
 """What TLS termination costs the fault proxy: throughput plain and over TLS, in one run.
 
-Run with ``python -m benchmarks.bench_tls`` (``--mib 64 --rounds 3`` for a quick look). The
-same ``--mib`` MiB go from a server to a client, in interleaved rounds (a noisy, shared machine
-hurts every path alike); the table gives medians and the ratio of each path to ``plain``:
+Run with ``python -m benchmarks.bench_tls`` (defaults ``--mib 128 --rounds 3``, seconds on an
+idle machine; ``--mib 512 --rounds 5`` for steadier figures). The same ``--mib`` MiB go from a
+server to a client, in interleaved rounds (a noisy, shared machine hurts every path alike); the
+table gives medians and the ratio of each path to ``plain``:
 
 - ``direct``, ``direct-tls``: the client connects to the server itself, over TCP or TLS (the
   ceilings: ``direct-tls`` is what the two ends' own TLS allows).
@@ -219,8 +220,8 @@ def report(mib: float, rounds: int) -> float:
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--mib", type=float, default=512.0, help="MiB per transfer")
-    parser.add_argument("--rounds", type=int, default=5, help="interleaved rounds per path")
+    parser.add_argument("--mib", type=float, default=128.0, help="MiB per transfer")
+    parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds per path")
     parser.add_argument("--serve-proxy", type=int, default=None, help=argparse.SUPPRESS)
     parser.add_argument("--tls-folder", type=Path, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)

@@ -24,5 +24,7 @@ INCOMPLETE_MESSAGE_TIMEOUT_S = 1.0
 IDLE_TIMEOUT_S = 5.0
 #: bytes the consumer asks for per read
 READ_BYTES = 65536
+#: what the reference consumer asks for (SSE/WebSocket request target, gRPC method path)
+REQUEST_PATH = "/stream"
 #: C_cap of seed 001: chunks the producer may hold for a slow consumer
 CHANNEL_CAPACITY_CHUNKS = 2

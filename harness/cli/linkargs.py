@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ssl
 
+from reference_impl import defaults
 from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.framing import DEFAULT_MAX_MESSAGE_BYTES, FRAMING_NAMES, FramingOptions
 from reference_impl.link import LinkSpec
@@ -43,6 +44,11 @@ def add_link_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
     group.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
+    group.add_argument(
+        "--path",
+        default=defaults.REQUEST_PATH,
+        help="SSE/WebSocket request target or gRPC method the consumer asks for",
+    )
 
 
 def link_from_args(args: argparse.Namespace) -> LinkSpec:
@@ -56,7 +62,9 @@ def link_from_args(args: argparse.Namespace) -> LinkSpec:
             tokens.default_tokens(args.tokens, 0),
             advertise_length=args.advertise_length,
         ),
-        options=FramingOptions(sse_body=args.sse_body, max_message_bytes=args.max_message_bytes),
+        options=FramingOptions(
+            sse_body=args.sse_body, max_message_bytes=args.max_message_bytes, path=args.path
+        ),
     )
 
 

@@ -26,11 +26,15 @@ MAX_STREAM_BYTES = 256 << 20
 #: 25-45 s here under load; the stream is made before each case's deadline starts.
 MAX_PAYLOAD_BYTES = 16 << 20
 #: WebSocket fragments of the whole stream (``ws_fragment_bytes`` against the payload's size)
-MAX_FRAGMENTS = MAX_MESSAGES * 10
+MAX_FRAGMENTS = 100_000
 #: rates, in bytes per second: 10 GB/s is faster than loopback
 MAX_RATE_BYTES_PER_S = 10_000_000_000
 #: how much faster than recorded a replay may play (``link.producer.speed``)
 MAX_REPLAY_SPEED = 1000.0
+#: faults of one scenario (or of a ``tearline proxy --faults`` file): every piece of the stream
+#: goes through every fault, and each fault may cut it into more pieces, so the cost grows with
+#: the square of their number (20,000 splits ran for minutes past a case's deadline)
+MAX_FAULTS = 100
 #: reconnects of one case
 MAX_RECONNECTS = 1_000
 #: seeds: 64-bit

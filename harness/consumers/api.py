@@ -14,12 +14,14 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
 
+from reference_impl import defaults
+
 Framing = Literal["length-prefixed", "ndjson", "sse", "websocket", "grpc"]
 
 #: the request path of the reference producer (SSE, WebSocket) and its gRPC method path
 #: (``reference_impl.framing.options.FramingOptions.path``; a test keeps them equal, and this
 #: module stays free of the codecs, so that a consumer worker starts fast)
-STREAM_PATH = "/stream"
+STREAM_PATH = defaults.REQUEST_PATH
 _SCHEMES = {"sse": "http", "websocket": "ws", "grpc": "http"}
 
 

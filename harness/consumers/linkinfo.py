@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from harness.consumers.api import STREAM_PATH, LinkInfo, url_for
+from harness.consumers.api import LinkInfo, url_for
 from harness.scenario import Link, TokensConfig
 
 
@@ -17,8 +17,8 @@ def link_info(link: Link, host: str, port: int, deadline_s: float = 10.0) -> Lin
         framing=link.framing,
         payload=link.payload,
         profile=None if tokens is None else tokens.profile,
-        url=url_for(link.framing, host, port),
-        path=STREAM_PATH,
+        url=url_for(link.framing, host, port, options.path),
+        path=options.path,
         incomplete_message_timeout_s=consumer.incomplete_message_timeout_ms / 1000,
         idle_timeout_s=consumer.idle_timeout_ms / 1000,
         deadline_s=deadline_s,

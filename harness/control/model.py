@@ -16,6 +16,7 @@ extension) lets toxics use frame positions.
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -393,8 +394,6 @@ def updated_toxic(proxy: ProxyRecord, toxic: ToxicRecord, body: bytes) -> ToxicR
 
 def _as_obj(data: dict[str, Any]) -> Obj:
     """Plain attributes back into a parsed object (to merge an update over them)."""
-    import json  # noqa: PLC0415
-
     value = parse(json.dumps(data))
     assert isinstance(value, Obj)
     return value

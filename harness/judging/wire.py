@@ -34,9 +34,10 @@ class WireConnection:
     #: same size, which no consumer can tell apart: accepting one is no I1 breach
     delivered_as: tuple[tuple[str, str], ...] = ()
     #: (sent, delivered) digests of messages a fault changed in place into other messages the
-    #: framing still carries whole (same size, same place) but the payload's own checks refuse
-    #: (a flipped byte in an envelope record, a trailer's count): a client below the payload
-    #: layer hands them on as the transport delivered them (``grades.transported_grade``)
+    #: framing still carries whole (same size, same place), on a stream the payload's own
+    #: checks then refused (a flipped byte in an envelope record, a trailer's count): a client
+    #: below the payload layer hands them on as the transport delivered them
+    #: (``grades.transported_grade``)
     payload_changed: tuple[tuple[str, str], ...] = ()
     #: the producer's stream broke its framing before its first message (a foreign producer
     #: that does not speak the declared framing: an HTML error page where SSE was declared)

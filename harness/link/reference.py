@@ -25,6 +25,7 @@ def framing_options(link: Link) -> FramingOptions:
         sse_body=options.sse_body,
         ws_text=options.ws_text,
         ws_fragment_bytes=options.ws_fragment_bytes,
+        path=options.path,
     )
 
 

@@ -155,9 +155,12 @@ def _unseen_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[st
 
 
 def _payload_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[str, str], ...]:
-    """The same changes from the first message the payload's own checks refuse on: only a
-    consumer that runs those checks can tell them from what was sent."""
-    return tuple(p for i, p in _changed_at(source, delivered) if i >= delivered.payload_accepted)
+    """The same changes where the payload's own checks refused the stream they made (a
+    record's byte is caught only by the trailer's checksum, later): only a consumer that runs
+    those checks can tell them from what was sent. Empty when the payload accepted it all."""
+    if delivered.payload_accepted >= len(delivered.digests):
+        return ()
+    return tuple(p for _, p in _changed_at(source, delivered))
 
 
 def _changed_at(source: LiveStream, delivered: LiveStream) -> list[tuple[int, tuple[str, str]]]:

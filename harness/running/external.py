@@ -56,6 +56,7 @@ def contract_values(
         "max_reconnects": str(link.consumer.max_reconnects),
         "max_message_bytes": str(link.framing_options.max_message_bytes),
         "sse_body": link.framing_options.sse_body,
+        "path": link.framing_options.path,
         "producer_mode": link.producer.mode,
         "read_bytes": str(link.consumer.read_bytes),
         "pause_at_message": "" if pause is None else str(pause),
@@ -115,7 +116,8 @@ class ProgramOutput:
     """What a consumer program printed and how it ended, kept even when the case deadline
     kills it (a killed consumer's diagnosis shows its stderr)."""
 
-    stdout: Tail = field(default_factory=lambda: Tail(MAX_REPORT_BYTES + 1))
+    # room for a line one byte too long and its newline: a longer line shows as too long
+    stdout: Tail = field(default_factory=lambda: Tail(MAX_REPORT_BYTES + 2))
     stderr: Tail = field(default_factory=lambda: Tail(STDERR_TAIL))
     returncode: int | None = None
 
@@ -166,10 +168,11 @@ async def run_external_consumer(
     if not lines:
         return None, f"consumer exited {code} without a report; stderr: {stderr!r}"
     if len(lines[-1].encode()) > MAX_REPORT_BYTES:
-        size = len(lines[-1].encode())
+        printed = output.stdout.total
         return (
             None,
-            f"consumer exited {code} with a report of {size} bytes (at most {MAX_REPORT_BYTES})",
+            f"consumer exited {code} with a report line over {MAX_REPORT_BYTES} bytes "
+            f"({printed} bytes printed in all)",
         )
     try:
         report = from_json(lines[-1])

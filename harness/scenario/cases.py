@@ -58,12 +58,13 @@ MAX_RUN_CASES = 200_000
 
 
 def expand_all(
-    scenarios: Iterable[Scenario], shape_of: ShapeOf, limit: int = MAX_RUN_CASES
+    scenarios: Iterable[Scenario], shape_of: ShapeOf, limit: int | None = None
 ) -> list[Case]:
     """The cases of every scenario, in order; ScenarioError (one issue, at the scenario that
     goes past it) when they are more than ``limit`` together. Each scenario is expanded only
     within what is left of the limit, so a run of many large sweeps stops at the first too
     many, before making their cases."""
+    limit = MAX_RUN_CASES if limit is None else limit
     cases: list[Case] = []
     for scenario in scenarios:
         left = limit - len(cases)
@@ -90,7 +91,7 @@ class _OverLimitError(ScenarioError):
         self.count = count
 
 
-def expand(scenario: Scenario, shape_of: ShapeOf, *, limit: int = MAX_CASES) -> list[Case]:
+def expand(scenario: Scenario, shape_of: ShapeOf, *, limit: int | None = None) -> list[Case]:
     """The cases of ``scenario``, in sweep order.
 
     ``shape_of(s)`` measures the stream of ``s`` (the runner's prepared link: its length in
@@ -100,6 +101,7 @@ def expand(scenario: Scenario, shape_of: ShapeOf, *, limit: int = MAX_CASES) -> 
     more than ``limit`` (``MAX_CASES``) cases or a combination breaks a rule between keys (each
     value alone was checked when the file was loaded). Cases are counted before any is made.
     """
+    limit = MAX_CASES if limit is None else limit
     axes = scenario.sweep
     names = short_names(axes)
     prefix = f"{PurePath(scenario.origin.file).stem}::" if scenario.origin else ""

@@ -19,7 +19,7 @@ from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 from harness.faults.config import Fault
 from harness.record.format import recording_problem
 from harness.scenario.errors import Issues, ScenarioError, SchemaIssue, clip_repr
-from harness.scenario.model import Origin, Scenario, SweepAxis
+from harness.scenario.model import FaultList, Origin, Scenario, SweepAxis
 from harness.scenario.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
 from harness.scenario.sweep import read_sweep
 from harness.scenario.validate import INVALID, Rules, Tagged, Validator, line_inside
@@ -338,7 +338,8 @@ def _colliding_case_ids(scenarios: list[Scenario]) -> list[SchemaIssue]:
 
 def load_faults_file(path: StrPath, *, faults: FaultRegistry | None = None) -> tuple[Fault, ...]:
     """The faults of a ``tearline proxy --faults`` file: a mapping with one key, ``faults``,
-    holding a list written exactly like a scenario's ``faults``. Raises ScenarioError."""
+    holding a list written exactly like a scenario's ``faults``, except that ``connection``
+    defaults to 0 (every connection). Raises ScenarioError."""
     file = str(path)
     data, problems = _source(Path(path))
     if data is None:
@@ -360,9 +361,28 @@ def load_faults_file(path: StrPath, *, faults: FaultRegistry | None = None) -> t
             issues.add(line_of(root), ("faults",), "missing key")
         else:
             node = pairs["faults"][1]
-            value = validator.value(node, tuple[Fault, ...], ("faults",), line_of(node))
+            value = validator.value(node, FaultList, ("faults",), line_of(node))
             if value is not INVALID:
-                result = value
+                result = _every_connection(value, node)
     if issues.items:
         raise ScenarioError(issues.listed())
     return result
+
+
+def _every_connection(faults: tuple[Fault, ...], node: Node) -> tuple[Fault, ...]:
+    """A standalone proxy sees many clients, none of them first: a fault of a faults file
+    that names no ``connection`` applies to every connection (0), where a scenario's applies
+    to the case's first (1). The key is looked for as the validator saw it (merges included)."""
+    assert isinstance(node, SequenceNode)  # the faults validated as a list
+    scratch = Issues("")  # the validator reported every problem of these nodes already
+    return tuple(
+        fault
+        if isinstance(item, MappingNode) and "connection" in mapping_pairs(item, (), scratch)
+        else _on_every_connection(fault)
+        for fault, item in zip(faults, node.value, strict=True)
+    )
+
+
+def _on_every_connection(fault: Fault) -> Fault:
+    moved: Fault = dataclasses.replace(fault, connection=0)  # type: ignore[type-var]  # a dataclass
+    return moved

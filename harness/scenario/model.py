@@ -14,11 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Annotated, Literal
 
-from harness.config.constraints import Ge, Gt, Le, MinLen, OneOf, Pattern
+from harness.config.constraints import Ge, Gt, Le, MaxLen, MinLen, OneOf, Pattern
 from harness.config.fields import CUSTOM, INTERNAL, yaml_key
 from harness.config.limits import (
     MAX_COUNT,
     MAX_DURATION_MS,
+    MAX_FAULTS,
     MAX_FRAGMENTS,
     MAX_MESSAGE_BYTES,
     MAX_MESSAGES,
@@ -55,6 +56,7 @@ SUCCESS_VERDICTS = frozenset(
 VERDICTS: tuple[str, ...] = SEED_VERDICTS + tuple(code.value for code in ErrorCode)
 
 Verdict = Annotated[str, OneOf(VERDICTS, what="verdict or error code")]
+FaultList = Annotated[tuple[Fault, ...], MaxLen(MAX_FAULTS)]
 Count = Annotated[int, Ge(0), Le(MAX_COUNT)]
 Messages = Annotated[int, Ge(0), Le(MAX_MESSAGES)]
 MessageBytes = Annotated[int, Ge(0), Le(MAX_MESSAGE_BYTES)]
@@ -78,6 +80,11 @@ HostPort = Annotated[
 ]
 HTTPS = "https://"
 #: ``host:port`` (plain TCP) or ``https://host:port`` (TLS, the certificate verified)
+#: a request target: an absolute path, visible ASCII (it is written into the request line)
+RequestPath = Annotated[
+    str,
+    Pattern(r"/[!-~]{0,1023}", "must be a path: '/' then up to 1023 visible ASCII characters"),
+]
 Upstream = Annotated[
     str,
     Pattern(
@@ -182,6 +189,9 @@ class FramingConfig:
     ws_text: bool = True
     #: WebSocket fragment size in bytes (0: each message in one frame)
     ws_fragment_bytes: MessageBytes = 0
+    #: what the consumer asks for: the SSE or WebSocket request target, the gRPC method
+    #: (``/package.Service/Method``); your own producer may serve another path than ours
+    path: RequestPath = defaults.REQUEST_PATH
 
 
 @dataclass(frozen=True, slots=True)
@@ -496,7 +506,7 @@ class Scenario:
     #: where the case comes from (seed section, catalogue case)
     source: str | None = None
     #: faults injected by the proxy, in order
-    faults: tuple[Fault, ...] = ()
+    faults: FaultList = ()
     #: axes to run the scenario across (read by harness.scenario.sweep)
     sweep: tuple[SweepAxis, ...] = field(default=(), metadata=CUSTOM)
     #: seed of the case's random choices (default: derived from the case id)

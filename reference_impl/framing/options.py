@@ -23,4 +23,4 @@ class FramingOptions:
     #: WebSocket: split each message into fragments of at most this many bytes (0: whole).
     ws_fragment_bytes: int = 0
     #: Request path (SSE, WebSocket) or gRPC method path.
-    path: str = "/stream"
+    path: str = defaults.REQUEST_PATH

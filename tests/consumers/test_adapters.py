@@ -122,6 +122,18 @@ REAL_BUGS = [
         "binary-messages::cut-inside-a-fragment",
         "I2: complete result although kill",
     ),
+    (
+        "httpx-sse",
+        "scenarios/framing-sse/bytes-inserted.yaml",
+        "bytes-inserted::stray-cr-between-events",
+        "I1: connection 1: accepted message 3 ('', 0 B",
+    ),
+    (
+        "requests",
+        "scenarios/transport/response-head-cut-mid-header.yaml",
+        "response-head-cut-mid-header::sse-cut-between-header-lines",
+        "I2: complete result although kill cut connection 1 at byte 50",
+    ),
 ]
 
 

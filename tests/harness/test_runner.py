@@ -360,6 +360,24 @@ async def test_an_oversized_report_is_cut_before_it_reaches_the_judge_and_the_re
     assert i1.evidence.endswith(f"(detail cut to {MAX_DETAIL_CHARS} of 3000000 characters)")
 
 
+async def test_a_report_line_past_the_limit_is_called_too_long_not_invalid_json(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Issue #8: a report line longer than the limit was kept as its last bytes only, and
+    diagnosed as 'not JSON' (the newline after it took the byte that would have shown it)."""
+    monkeypatch.setattr("harness.running.external.MAX_REPORT_BYTES", 1000)
+    report = {"verdict": TRUNCATED, "complete": False, "detail": "x" * 5000}
+    line = json.dumps(report) + "\n"
+    program = f"import sys; sys.stdout.write({line!r})"
+    case = scenario(ENVELOPE_SSE, "{complete: false}", command=[PYTHON, "-c", program])
+    result = await run_case(case)
+    assert (result.outcome, result.report) == ("no_verdict", None)
+    assert result.diagnosis == (
+        f"I4: no verdict: consumer exited 0 with a report line over 1000 bytes ({len(line)} "
+        "bytes printed in all)"
+    )
+
+
 MESSAGES_SSE = "{framing: sse, payload: messages}"
 #: what h11 adds to its response head for a request with ``Connection: close``
 CLOSE_HEADER = len(b"connection: close\r\n")

@@ -22,7 +22,7 @@ from harness.running.runner import run_case
 from harness.scenario import Case
 from tests.harness.conftest import one_case
 from tests.thirdparty import servers, wire
-from tests.thirdparty.servers import LOOPBACK, AsyncioThread, Tls
+from tests.thirdparty.servers import LOOPBACK, PATHS, AsyncioThread, Tls
 
 #: a case never waits longer than this for its verdict (the default is 10 s)
 DEADLINE_MS = 5000
@@ -67,10 +67,11 @@ def case_for(
     producer = f"upstream: {json.dumps(upstream)}"
     if ca_file is not None:
         producer += f", upstream_ca: {json.dumps(str(ca_file))}"
+    path = f", framing_options: {{path: {PATHS[framing]}}}" if framing in PATHS else ""
     text = (
         "name: third-party\n"
         "description: a real server behind tearline\n"
-        f"link: {{framing: {framing}, payload: messages, producer: {{{producer}}}}}\n"
+        f"link: {{framing: {framing}, payload: messages, producer: {{{producer}}}{path}}}\n"
         f"faults: {faults}\n"
         f"expect: {expect}\n"
         f"deadline_ms: {DEADLINE_MS}\n"

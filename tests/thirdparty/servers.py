@@ -1,6 +1,7 @@
-"""Real servers on the libraries people build streaming endpoints with, on loopback, each in a
-thread of its own: ``sse-starlette`` under ``uvicorn``, ``websockets``, ``grpcio``, and an
-NDJSON line server on ``asyncio`` streams.
+"""Real servers on the libraries people build streaming endpoints with, on loopback, in
+threads beside the tests' trio: ``sse-starlette`` under ``uvicorn``, ``websockets``,
+``grpcio``, and an NDJSON line server on ``asyncio`` streams (tearline's NDJSON framing is
+lines over TCP, with no HTTP around them).
 
 Each streams the same known messages (``TEXTS``) and ends cleanly; each listens on a port from
 the OS, plain or with a certificate from a ``trustme`` CA. The asyncio ones share one event loop
@@ -43,8 +44,13 @@ TEXTS = (
     '{"n":4,"text":"rocket \U0001f680 and more text to make this one longer"}',
     '{"n":5,"text":"the end"}',
 )
-#: the request path of the reference consumer (SSE, WebSocket) and its gRPC method path
-PATH = "/stream"
+#: where each server serves its stream: real services' paths, not tearline's default
+#: ``/stream``, so every case must say which path to ask for (``framing_options.path``)
+PATHS = {
+    "sse": "/v1/events",
+    "websocket": "/v1/socket",
+    "grpc": "/tearline.v1.Stream/Messages",
+}
 #: bounds on anything a server waits for (a stuck client never holds a test)
 STOP_TIMEOUT_S = 5.0
 
@@ -130,12 +136,12 @@ async def _error_page(request: Request) -> PlainTextResponse:
 
 
 def sse_app() -> Starlette:
-    return Starlette(routes=[Route(PATH, _events)])
+    return Starlette(routes=[Route(PATHS["sse"], _events)])
 
 
 def error_page_app() -> Starlette:
     """What a gateway answers when the service behind it is down: an HTML page, status 502."""
-    return Starlette(routes=[Route(PATH, _error_page)])
+    return Starlette(routes=[Route(PATHS["sse"], _error_page)])
 
 
 class Uvicorn:
@@ -153,8 +159,8 @@ class Uvicorn:
             date_header=False,
         )
         self.server = uvicorn.Server(config)
-        # uvicorn makes its own context from files; a context of ours goes in through the
-        # config it builds at load()
+        # uvicorn builds a context from certificate files at load(); ours replaces it after
+        # (serve() loads a config only once)
         config.load()
         config.ssl = context
         self.done = loop.submit(self.server.serve(sockets=[self.sock]))
@@ -173,6 +179,9 @@ class Uvicorn:
 
 
 async def _ws_handler(connection: ServerConnection) -> None:
+    if connection.request is None or connection.request.path != PATHS["websocket"]:
+        await connection.close(1008, "no such path")  # policy violation: nothing here
+        return
     for text in TEXTS:
         await connection.send(text)
     await connection.close()  # close 1000, then waits for the client's close (bounded)
@@ -251,13 +260,13 @@ def _stream(request: bytes, context: grpc.ServicerContext) -> Iterator[bytes]:
 
 
 class _Handler(grpc.GenericRpcHandler):
-    """Serves one server-streaming method at ``PATH``: no serializers, the messages are the
-    bytes (no protoc, no generated code)."""
+    """Serves one server-streaming method at its ``PATHS`` entry: no serializers, the messages
+    are the bytes (no protoc, no generated code)."""
 
     def service(
         self, handler_call_details: grpc.HandlerCallDetails
     ) -> grpc.RpcMethodHandler[bytes, bytes] | None:
-        if handler_call_details.method != PATH:
+        if handler_call_details.method != PATHS["grpc"]:
             return None
         return grpc.unary_stream_rpc_method_handler(_stream)
 

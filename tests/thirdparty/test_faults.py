@@ -3,10 +3,12 @@
 Every test runs the reference consumer through tearline's proxy against a server tearline did
 not write (``servers.py``), places a fault by frame, frame boundary or content match on the
 live stream, and checks three things: the byte offset the fault fired at is the one computed
-from the server's own output (``known_output``: captured below the proxy and read by
-``wire.py``'s parsers); the consumer's verdict is the one the cut calls for; and the
-invariants I1, I2, I3 and I5 were judged from the wire (none reads "not judged"). Over TLS the
-proxy originates TLS to the server and the faults act on the plaintext: the same offsets.
+from what the server sent on that connection (``run_tapped``: captured below the proxy, as
+plaintext over TLS, and read by ``wire.py``'s parsers); the consumer's verdict is the one the
+cut calls for; and the invariants I1, I2, I3 and I5 were judged from the wire (none reads "not
+judged"). Over TLS the proxy originates TLS to the server (verifying it against the service's
+CA, ``upstream_ca``) and the faults act on the plaintext: for the servers whose bytes are the
+same on every connection, the very offsets of a plain run (the last test).
 """
 
 from __future__ import annotations
