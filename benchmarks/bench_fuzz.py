@@ -388,7 +388,7 @@ def _mild(rng: random.Random, value: Any) -> Any:
         return not value
     if isinstance(value, int | float):
         bounds: list[float] = [limits.MAX_MESSAGES, limits.MAX_COUNT, limits.MAX_MESSAGE_BYTES]
-        bounds += [limits.MAX_DURATION_MS, limits.MAX_RECONNECTS]
+        bounds += [limits.MAX_DURATION_MS, limits.MAX_RECONNECTS, limits.MAX_PAYLOAD_BYTES]
         choice = rng.random()
         if choice < 0.15:
             return rng.choice(bounds)

@@ -65,13 +65,18 @@ def request_traits(traits: LinkTraits) -> LinkTraits:
 def live_locators(
     traits: LinkTraits, faults: Sequence[Fault]
 ) -> Callable[[Direction, int], LiveStream]:
-    """A proxy's locators in front of a service (``tearline proxy``, the fixtures, the control
-    API): a live stream per leg, the producer's decoded with ``traits``, the request raw."""
+    """A proxy's locators in front of a service (``tearline proxy``, the fixtures): a live
+    stream per leg, the producer's decoded with ``traits`` when a fault names its frames, the
+    request raw. With no fault that needs frames nothing is decoded: byte, match, character
+    and time positions read the raw bytes, and the copy costs what it costs without
+    ``--framing`` (decoding costs 6-30x, ``benchmarks/bench_live.py``)."""
     wanted = {d: frames_wanted(f for f in faults if f.direction == d) for d in DIRECTIONS}
+    raw = LinkTraits(None)
 
     def locator(direction: Direction, number: int) -> LiveStream:
-        chosen = traits if direction == "downstream" else request_traits(traits)
-        return LiveStream(chosen, wanted[direction])
+        if direction == "upstream":
+            return LiveStream(request_traits(traits), wanted[direction])
+        return LiveStream(traits if wanted[direction] else raw, wanted[direction])
 
     return locator
 

@@ -22,7 +22,7 @@ from harness.config.fields import yaml_fields
 from harness.scenario.errors import Issues, ScenarioError, SchemaIssue
 from harness.scenario.model import Origin, Scenario, Span, SweepAxis
 from harness.scenario.paths import apply, base_type, resolve
-from harness.scenario.sweep import MAX_CASES
+from harness.scenario.sweep import MAX_CASES, known_size
 from harness.scenario.validate import Rules
 
 _RULES = Rules()
@@ -65,6 +65,12 @@ def expand_all(
     within what is left of the limit, so a run of many large sweeps stops at the first too
     many, before making their cases."""
     limit = MAX_RUN_CASES if limit is None else limit
+    scenarios = list(scenarios)
+    known = 0  # first the cases known before any stream is measured (`to: end` counts 1)
+    for scenario in scenarios:
+        known += math.prod(known_size(axis) for axis in scenario.sweep)
+        if known > limit:
+            raise _too_many(scenario, known, limit)
     cases: list[Case] = []
     for scenario in scenarios:
         left = limit - len(cases)
@@ -73,14 +79,17 @@ def expand_all(
         except _OverLimitError as err:
             if left >= MAX_CASES:  # the scenario's own limit, already said so
                 raise
-            message = (
-                f"with this scenario's cases the run makes at least {len(cases) + err.count}; "
-                f"at most {limit} in one run (-k selects only after): run fewer files or "
-                "narrow their sweeps"
-            )
-            origin = scenario.origin or Origin("<scenario>", 0)
-            raise ScenarioError([SchemaIssue(origin.file, origin.line, "", message)]) from None
+            raise _too_many(scenario, len(cases) + err.count, limit) from None
     return cases
+
+
+def _too_many(scenario: Scenario, count: int, limit: int) -> ScenarioError:
+    message = (
+        f"with this scenario's cases the run makes at least {count}; at most {limit} in one "
+        "run (-k selects only after): run fewer files or narrow their sweeps"
+    )
+    origin = scenario.origin or Origin("<scenario>", 0)
+    return ScenarioError([SchemaIssue(origin.file, origin.line, "", message)])
 
 
 class _OverLimitError(ScenarioError):

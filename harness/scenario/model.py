@@ -316,6 +316,7 @@ class Link:
                 path=("producer", "mode"),
             )
         self._check_ndjson_texts()
+        self._check_messages()
         self._check_fragments()
         for name in PAYLOAD_NAMES:
             if name != self.payload and getattr(self, name) is not None:
@@ -323,6 +324,19 @@ class Link:
                     f"only for payload {name} (this link's payload is {self.payload})",
                     path=(name,),
                 )
+
+    def _check_messages(self) -> None:
+        """The stream's messages, an envelope's header and trailer and a token stream's
+        signals included, are at most ``MAX_MESSAGES``: a report lists that many (so a
+        consumer that took them all is never judged on a cut list)."""
+        count = payload_messages(self)
+        if count > MAX_MESSAGES and self.payload in _SIGNALS:  # else count, texts say so
+            key = "records" if self.payload == "envelope" else "count"
+            raise FieldError(
+                f"makes {count} messages with its {_SIGNALS[self.payload]}; at most "
+                f"{MAX_MESSAGES} in one stream",
+                path=(self.payload, key),
+            )
 
     def _check_fragments(self) -> None:
         """WebSocket fragments of a few bytes multiply the frames the reference codecs make
@@ -366,14 +380,20 @@ ENVELOPE_RECORD_BYTES = 100
 TOKEN_BYTES = 64
 
 
+#: messages a token stream makes besides its tokens, at most (the anthropic profile's events)
+TOKEN_SIGNALS = 6
+_SIGNALS = {"envelope": "header and trailer", "tokens": "signals"}
+
+
 def payload_messages(link: Link) -> int:
-    """How many messages the payload makes (envelope chunks and tokens about)."""
+    """How many messages the payload makes: exact for messages and envelopes (chunks, a
+    header and a trailer), at most for tokens."""
     config = link.payload_config
     if isinstance(config, MessagesConfig):
         return config.message_count
     if isinstance(config, EnvelopeConfig):
         return -(-config.records // config.chunk_records) + 2
-    return config.count + 2
+    return config.count + TOKEN_SIGNALS
 
 
 def payload_size(link: Link) -> int:

@@ -51,7 +51,7 @@ def read_sweep(
         axis = _axis(key, key_node, value_node, scenario, validator)
         if axis is not None and not _overlaps(axis, axes, validator):
             axes.append(axis)
-    size = math.prod(_known_size(axis) for axis in axes)
+    size = math.prod(known_size(axis) for axis in axes)
     if size > MAX_CASES:
         issues.add(line, ("sweep",), f"makes {size} cases; at most {MAX_CASES} are allowed")
     return tuple(axes)
@@ -146,7 +146,7 @@ def _overlaps(axis: SweepAxis, earlier: list[SweepAxis], validator: Validator) -
     return False
 
 
-def _known_size(axis: SweepAxis) -> int:
+def known_size(axis: SweepAxis) -> int:
     """Cases along ``axis`` as far as known before a run (``to: end`` counts as 1)."""
     if isinstance(axis.values, Span):  # counted, not made: len(range) overflows past 2**63
         return 1 if axis.values.stop == "end" else axis.values.size(0)

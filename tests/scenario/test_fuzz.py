@@ -99,6 +99,7 @@ _AT_BOUNDS: list[float] = [
     limits.MAX_COUNT + 1,
     limits.MAX_MESSAGES + 1,
     limits.MAX_MESSAGE_BYTES + 1,
+    limits.MAX_PAYLOAD_BYTES + 1,
 ]
 _AT_BOUNDS += [limits.MAX_BYTES + 1, limits.MAX_DURATION_MS + 1, limits.MAX_RECONNECTS + 1]
 _SCALARS: list[Any] = [None, True, False, -1, 0, 1, 0.5, -0.0, "", "end", "x" * 10_000]
