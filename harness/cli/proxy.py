@@ -13,8 +13,10 @@ from __future__ import annotations
 # (started once per case by consumer tests) should not pay for them.
 import argparse
 import ipaddress
+import itertools
 import signal
 import sys
+from collections.abc import Sequence
 from functools import partial
 from typing import TYPE_CHECKING
 
@@ -22,6 +24,7 @@ import trio
 
 if TYPE_CHECKING:
     from harness.faults.config import Fault
+    from harness.judging.timeline import FaultRecord
     from harness.link.live import LinkTraits
 
 from harness.cli.linkargs import hostport
@@ -113,6 +116,22 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
     )
 
 
+def fault_lines(faults: Sequence[FaultRecord]) -> list[str]:
+    """One line per fault applied, except that a run of the same fault doing the same thing
+    (the read boundaries of a ``slice``, a ``latency`` per read) is one line with its count:
+    a slice of a long stream would otherwise log a line per piece."""
+    lines = []
+    for (connection, direction, name, detail), run in itertools.groupby(
+        faults, key=lambda f: (f.connection, f.direction, f.name, f.detail)
+    ):
+        first, *more = run
+        where = f"at byte {first.offset}"
+        if more:
+            where = f"{len(more) + 1} times, at bytes {first.offset} to {more[-1].offset}"
+        lines.append(f"connection {connection} {direction}: {name} {where}: {detail}")
+    return lines
+
+
 def _log(note: str) -> None:
     print(f"[tearline proxy] {note}", file=sys.stderr, flush=True)
 
@@ -156,11 +175,8 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
         for record in store.records():
             faults_seen = record.timeline.faults
             done = printed.get(record.id, 0)
-            for fault in faults_seen[done:]:
-                _log(
-                    f"connection {fault.connection} {fault.direction}: {fault.name} at byte "
-                    f"{fault.offset}: {fault.detail}"
-                )
+            for line in fault_lines(faults_seen[done:]):
+                _log(line)
             printed[record.id] = len(faults_seen)
         for gone in set(printed) - {r.id for r in store.records()}:
             del printed[gone]

@@ -10,6 +10,8 @@ from pathlib import Path
 import pytest
 import trio
 
+from harness.cli.proxy import fault_lines
+from harness.judging.timeline import FaultRecord
 from harness.scenario import ScenarioError
 from harness.scenario.loader import load_faults_file
 from tests.harness.conftest import LOOPBACK, PYTHON, read_all, sender, serve
@@ -78,4 +80,18 @@ async def test_the_proxy_cuts_the_second_connection_too(tmp_path: Path) -> None:
     assert [line for line in logged if "kill" in line] == [
         "[tearline proxy] connection 1 downstream: kill at byte 10: rst",
         "[tearline proxy] connection 2 downstream: kill at byte 10: rst",
+    ]
+
+
+def test_the_proxy_logs_a_run_of_the_same_fault_once() -> None:
+    """Issue #8: a slice logged one line per piece (68 lines for 1000 bytes)."""
+    pieces = [
+        FaultRecord(0.0, 1, "downstream", "slice", at, "read boundary") for at in (14, 30, 44)
+    ]
+    kill = FaultRecord(0.0, 1, "downstream", "kill", 45, "rst")
+    other = FaultRecord(0.0, 2, "downstream", "slice", 9, "read boundary")
+    assert fault_lines([*pieces, kill, other]) == [
+        "connection 1 downstream: slice 3 times, at bytes 14 to 44: read boundary",
+        "connection 1 downstream: kill at byte 45: rst",
+        "connection 2 downstream: slice at byte 9: read boundary",
     ]
