@@ -28,7 +28,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from benchmarks.bench_split_fidelity import cpu_load
+
 GOAL_S = 20.0
+BASELINE = "validate (baseline)"
 STREAM_BYTES = 1038  # the envelope below over length-prefixed (checked by the command: to < end)
 
 SCENARIO = """\
@@ -79,40 +82,45 @@ def context() -> str:
 def commands(folder: str) -> dict[str, list[str]]:
     cli = [sys.executable, "-m", "harness.cli"]
     return {
-        "validate (baseline)": [*cli, "validate", folder],
+        BASELINE: [*cli, "validate", folder],
         "run --jobs 2": [*cli, "run", folder, "--jobs", "2"],
         "run --jobs 1": [*cli, "run", folder, "--jobs", "1"],
     }
 
 
-def measure(cases: int, rounds: int) -> dict[str, list[Run]]:
+def measure(cases: int, rounds: int, loaded: bool) -> dict[str, list[Run]]:
+    """Every command in interleaved rounds; with ``loaded``, each also run while one
+    busy-looping process per core competes for the CPUs (the row named ``..., loaded``)."""
     with tempfile.TemporaryDirectory() as folder:
         Path(folder, "sweep.yaml").write_text(SCENARIO.format(cases=cases), encoding="utf-8")
-        runs: dict[str, list[Run]] = {name: [] for name in commands(folder)}
+        runs: dict[str, list[Run]] = {}
         for _ in range(rounds):
-            for name, argv in commands(folder).items():
-                runs[name].append(timed(argv))
+            for load in (False, True) if loaded else (False,):
+                for name, argv in commands(folder).items():
+                    with cpu_load(load):
+                        run = timed(argv)
+                    runs.setdefault(f"{name}, loaded" if load else name, []).append(run)
     return runs
 
 
-def report(cases: int, rounds: int) -> None:
+def report(cases: int, rounds: int, loaded: bool) -> None:
     before = context()
-    runs = measure(cases, rounds)
+    runs = measure(cases, rounds, loaded)
     print(f"{cases}-case sweep (kill at every offset), median of {rounds} interleaved rounds")
     print(f"before: {before}\nafter:  {context()}")
-    head = f"{'command':<20} {'wall s':>7} {'CPU s':>6} {'ms/case':>8} {'CPU ms/case':>12}"
+    head = f"{'command':<28} {'wall s':>7} {'CPU s':>6} {'ms/case':>8} {'CPU ms/case':>12}"
     print(f"{head} {'ok':>3}   all runs (wall s)")
-    base = runs["validate (baseline)"]
-    base_wall = statistics.median(r.wall_s for r in base)
-    base_cpu = statistics.median(r.cpu_s for r in base)
     for name, values in runs.items():
+        base = runs[f"{BASELINE}, loaded" if name.endswith(", loaded") else BASELINE]
+        base_wall = statistics.median(r.wall_s for r in base)
+        base_cpu = statistics.median(r.cpu_s for r in base)
         wall = statistics.median(r.wall_s for r in values)
         cpu = statistics.median(r.cpu_s for r in values)
         per_case = (wall - base_wall) / cases * 1000 if values is not base else 0.0
         cpu_case = (cpu - base_cpu) / cases * 1000 if values is not base else 0.0
         ok = "yes" if all(r.ok for r in values) else "NO"
         every = " ".join(f"{r.wall_s:.1f}" for r in values)
-        row = f"{name:<20} {wall:>7.2f} {cpu:>6.2f} {per_case:>8.2f} {cpu_case:>12.2f}"
+        row = f"{name:<28} {wall:>7.2f} {cpu:>6.2f} {per_case:>8.2f} {cpu_case:>12.2f}"
         print(f"{row} {ok:>3}   {every}")
     two = statistics.median(r.wall_s for r in runs["run --jobs 2"])
     verdict = "met" if two < GOAL_S else "MISSED"
@@ -123,10 +131,13 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
     parser.add_argument("--cases", type=int, default=1000, help=f"at most {STREAM_BYTES}")
     parser.add_argument("--rounds", type=int, default=3, help="interleaved rounds")
+    parser.add_argument(
+        "--loaded", action="store_true", help="also run each command beside one busy loop a core"
+    )
     args = parser.parse_args(argv)
     if not 1 <= args.cases <= STREAM_BYTES:
         parser.error(f"--cases: must be 1 to {STREAM_BYTES}")
-    report(args.cases, args.rounds)
+    report(args.cases, args.rounds, args.loaded)
 
 
 if __name__ == "__main__":
