@@ -16,7 +16,7 @@ from harness.config.limits import MAX_DURATION_MS, MAX_SEED
 from harness.errors import FieldError
 from harness.scenario.errors import ScenarioError
 from harness.scenario.model import TokensConfig
-from harness.scenario.selection import SelectionError, matches
+from harness.scenario.selection import SelectionError
 from reference_impl.payload import tokens
 
 if TYPE_CHECKING:
@@ -211,12 +211,11 @@ def _fail(message: str) -> int:
 
 
 def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
-    """Load, validate and expand; raises ScenarioError / SelectionError."""
-    from harness.link.reference import prepared_link  # noqa: PLC0415
-    from harness.scenario import expand_all, load_paths  # noqa: PLC0415
+    """Load, validate and expand; raises ScenarioError / SelectionError
+    (``harness.running.load``, imported here: not for ``tearline --help``)."""
+    from harness.running.load import load_cases as load  # noqa: PLC0415
 
-    cases = expand_all(load_paths(paths), prepared_link)
-    return [case for case in cases if matches(select, case.case_id)] if select else cases
+    return load(paths, select)
 
 
 def print_warnings(cases: Sequence[Case]) -> None:

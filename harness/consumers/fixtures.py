@@ -233,9 +233,9 @@ def run_scenarios(
 ) -> ScenarioResults:
     """Run the scenario files at ``paths`` (only the cases over ``framings``/``payloads``, at
     most ``budget``) against the consumer function ``function`` (``module:function``)."""
-    from harness.cli.scenario import load_cases  # noqa: PLC0415
     from harness.consumers.selection import for_function, unsupported, within_budget  # noqa: PLC0415
     from harness.running.execute import RunSettings, run_all  # noqa: PLC0415
+    from harness.running.load import load_cases  # noqa: PLC0415
 
     cases = [
         case
