@@ -16,7 +16,9 @@ buffer state or take streamed tokens back, so a foreign consumer is graded:
   was delivered whole.
 - ``informational``: the only differences are in keys the scenario marks informational for
   foreign consumers (``expect.grading``), such as completeness of a close-delimited stream,
-  which no client can prove either way.
+  which no client can prove either way; or the expectation needs what this consumer cannot be
+  given (``expect.grading.needs``: a seed timeout or size limit its client library does not
+  have, the payload's rules for a client below the payload layer), so every key it missed is.
 
 A transport client (a client library below the payload layer, which carries any payload) that
 hands on a message a fault changed in place, as the transport delivered it, breaks I1 against
@@ -30,7 +32,7 @@ Cases the harness could not run or prove (``error``, ``inconclusive``) get no gr
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 from harness.judging.results import Grade, Outcome
 from harness.scenario.model import SUCCESS_VERDICTS, Expect
@@ -57,16 +59,30 @@ def refuses_whole_stream(expect: Expect) -> bool:
     return expects_success(expect) and expect.complete is not False
 
 
+def unmet_needs(expect: Expect, lacks: Collection[str]) -> tuple[str, ...]:
+    """What the expectation needs (``expect.grading.needs``) that the consumer lacks."""
+    return tuple(need for need in expect.grading.needs if need in lacks)
+
+
 def grade(
-    outcome: Outcome, mismatched: Sequence[str], expect: Expect, report: ConsumerReport | None
+    outcome: Outcome,
+    mismatched: Sequence[str],
+    expect: Expect,
+    report: ConsumerReport | None,
+    lacks: Collection[str] = (),
 ) -> Grade | None:
-    """The grade of a foreign consumer; ``mismatched`` are the expectation keys it missed."""
+    """The grade of a foreign consumer; ``mismatched`` are the expectation keys it missed,
+    ``lacks`` what it cannot be given (``Need``s: its client library has no such timeout or
+    limit, or it is below the payload layer)."""
     if outcome in (Outcome.ERROR, Outcome.INCONCLUSIVE):
         return None
+    # Invariants first: no need excuses a broken one, nor a verdict that never came.
     if outcome in (Outcome.NO_VERDICT, Outcome.VIOLATION) or report is None:
         return Grade.FAILED
     if outcome is Outcome.PASS:
         return Grade.STRICT
+    if unmet_needs(expect, lacks):
+        return Grade.INFORMATIONAL  # the case asks for what this consumer cannot be told
     kinds = {_mismatch_grade(key, expect, report) for key in mismatched}
     for worst in (Grade.FAILED, Grade.NON_STRICT, Grade.INFORMATIONAL):
         if worst in kinds:

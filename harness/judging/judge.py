@@ -60,6 +60,9 @@ class Observation:
     #: a foreign consumer below the payload layer: a client library that hands on what the
     #: transport delivered, whatever the payload (``grades.transported_grade``)
     transport_client: bool = False
+    #: what a foreign consumer cannot be given (``Need``s its client library does not honour:
+    #: ``grades.grade``); empty for a consumer told everything by the contract
+    lacks: frozenset[str] = frozenset()
 
     #: a short text of each message the producer can send, by digest (for diagnoses)
     previews: Mapping[str, str] = field(default_factory=dict)
@@ -310,7 +313,7 @@ def judge(expect: Expect, obs: Observation) -> Judgement:
         return verdict
     missed = [] if obs.report is None else expectation_mismatches(obs.report, expect)
     keys = [m.key for m in missed]
-    graded = grade(verdict.outcome, keys, expect, obs.report)
+    graded = grade(verdict.outcome, keys, expect, obs.report, obs.lacks)
     if graded is Grade.FAILED and (transported := as_transported(obs)) is not None:
         graded = transported_grade(_judge(expect, transported).outcome)
     return replace(verdict, grade=graded)
@@ -318,14 +321,20 @@ def judge(expect: Expect, obs: Observation) -> Judgement:
 
 def as_transported(obs: Observation) -> Observation | None:
     """For a transport client, the observation judged against what the transport delivered:
-    the messages a fault changed in place, which only the payload's own checks refuse, taken
-    as delivered (None: not a transport client, or no such change)."""
+    the messages a fault changed in place or added after the end, which only the payload's own
+    checks refuse, taken as delivered (None: not a transport client, or no such change)."""
     if not obs.transport_client or obs.wire is None:
         return None
-    if not any(c.payload_changed for c in obs.wire):
+    if not any(c.payload_changed or c.payload_added for c in obs.wire):
         return None
     wire = tuple(
-        replace(c, delivered_as=(*c.delivered_as, *c.payload_changed), payload_changed=())
+        replace(
+            c,
+            sent=(*c.sent, *c.payload_added),
+            delivered_as=(*c.delivered_as, *c.payload_changed),
+            payload_changed=(),
+            payload_added=(),
+        )
         for c in obs.wire
     )
     return replace(obs, wire=wire)

@@ -39,6 +39,10 @@ class WireConnection:
     #: below the payload layer hands them on as the transport delivered them
     #: (``grades.transported_grade``)
     payload_changed: tuple[tuple[str, str], ...] = ()
+    #: whole messages the consumer's side decoded after every message the producer sent (a
+    #: fault inserted them after the end), on a stream the payload's own checks then refused
+    #: (an event after ``[DONE]``): a client below the payload layer hands them on too
+    payload_added: tuple[str, ...] = ()
     #: the producer's stream broke its framing before its first message (a foreign producer
     #: that does not speak the declared framing: an HTML error page where SSE was declared)
     setup_problem: str = ""

@@ -28,6 +28,8 @@ SETUP_ERRORS = frozenset({ErrorCode.PROTOCOL_ERROR, ErrorCode.MALFORMED_FRAME})
 DIRECTIONS: tuple[Direction, ...] = ("downstream", "upstream")
 #: faults that rewrite bytes in place (a changed message may still be a valid one)
 REWRITING_FAULTS = frozenset({"corrupt"})
+#: faults that add bytes no source sent (``payload_added``)
+ADDING_FAULTS = frozenset({"insert"})
 
 
 def frames_wanted(faults: Iterable[Fault]) -> int:
@@ -123,6 +125,11 @@ class CaseWire:
             for name in REWRITING_FAULTS
             for r in timeline.fired(name, number)
         )
+        added = any(
+            r.direction == "downstream"
+            for name in ADDING_FAULTS
+            for r in timeline.fired(name, number)
+        )
         return WireConnection(
             number=number,
             sent=tuple(source.digests),
@@ -132,6 +139,7 @@ class CaseWire:
             delivered=len(delivered.digests),
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
             payload_changed=_payload_changes(source, delivered) if rewritten else (),
+            payload_added=_payload_added(source, delivered) if added else (),
             setup_problem=_setup_problem(source),
         )
 
@@ -166,6 +174,18 @@ def _payload_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[s
     if delivered.payload_accepted >= len(delivered.digests):
         return ()
     return tuple(p for _, p in _changed_at(source, delivered))
+
+
+def _payload_added(source: LiveStream, delivered: LiveStream) -> tuple[str, ...]:
+    """Whole messages the consumer's side decoded past every message the producer sent, on a
+    stream the payload's own checks refused (an event after ``[DONE]``). Only additions after
+    an intact copy of what was sent count: anything else changed the stream itself."""
+    sent, got = source.digests, delivered.digests
+    if len(got) <= len(sent) or got[: len(sent)] != sent:
+        return ()
+    if delivered.payload_accepted >= len(got):
+        return ()
+    return tuple(got[len(sent) :])
 
 
 def _changed_at(source: LiveStream, delivered: LiveStream) -> list[tuple[int, tuple[str, str]]]:

@@ -70,7 +70,16 @@ class PlainEndpoint:
         """Write all of ``data`` straight to the socket, waiting only when its buffer is full
         (the caller's ``read_some`` is the checkpoint)."""
         sock = self.socket
-        view = memoryview(data)
+        written = 0
+        try:  # the usual case, a write the buffer takes whole: no view, no loop
+            written = os.write(sock.fileno(), data)
+        except BlockingIOError:
+            pass
+        except OSError as err:
+            raise trio.BrokenResourceError(str(err)) from err
+        if written == len(data):
+            return
+        view = memoryview(data)[written:]
         while view:
             try:
                 view = view[os.write(sock.fileno(), view) :]

@@ -18,6 +18,7 @@ from functools import partial
 import trio
 
 from harness.consumers.adapters import hands_on_transport
+from harness.consumers.adapters import lacks as adapter_lacks
 from harness.errors import HarnessError, harness_error_in
 from harness.faults.stage import LinkShape
 from harness.judging.judge import DeclaredFault, Observation, judge
@@ -119,6 +120,7 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         report_cuts=cuts,
         foreign=not _target(link).is_reference,
         transport_client=hands_on_transport(link.consumer.function),
+        lacks=adapter_lacks(link.consumer.function),
         previews=wire.previews(),
     )
     verdict = judge(scenario.expect, obs)

@@ -6,13 +6,13 @@ import hashlib
 
 import pytest
 
-from harness.consumers.adapters import ADAPTERS, hands_on_transport
+from harness.consumers.adapters import ADAPTERS, hands_on_transport, lacks
 from harness.judging.grades import grade
 from harness.judging.judge import Judgement, Observation, judge
 from harness.judging.results import Grade, Outcome
 from harness.judging.timeline import Timeline
 from harness.judging.wire import WireConnection
-from harness.scenario import Expect
+from harness.scenario import Expect, ScenarioError, load_text
 from harness.scenario.model import Grading
 from reference_impl.report import Accepted, ConsumerReport
 
@@ -165,3 +165,138 @@ def test_a_failure_surfaced_where_completeness_is_unprovable_is_non_strict() -> 
     expect = Expect(verdict="MESSAGE_COMPLETE", complete=False, accepted_messages=0)
     assert grade(Outcome.FAIL, ["verdict"], expect, RAISED) is Grade.NON_STRICT
     assert grade(Outcome.FAIL, ["verdict"], expect, QUIET) is Grade.FAILED
+
+
+# --- what an expectation needs a consumer to be given (expect.grading.needs) --------------
+
+STALL = Expect(
+    verdict="STALE_PARTIAL_BUFFER",
+    complete=False,
+    accepted_messages=2,
+    grading=Grading(needs=("incomplete_message_timeout",)),
+)
+
+
+def test_an_expectation_that_needs_what_the_consumer_lacks_is_informational() -> None:
+    """A client library without the seed's incomplete-message timeout waits a stall out and
+    takes the whole stream: it missed every key, but was never told the timeout."""
+    missed = ["verdict", "complete", "accepted_messages"]
+    lacks = frozenset({"incomplete_message_timeout"})
+    assert grade(Outcome.FAIL, missed, STALL, CLEAN, lacks) is Grade.INFORMATIONAL
+
+
+def test_a_consumer_given_what_the_expectation_needs_is_held_to_it() -> None:
+    """A consumer told the timeout (the contract passes it; an adapter that honours it) that
+    waits the stall out and claims complete: the default rules, which fail a failure kept
+    from the application."""
+    missed = ["verdict", "complete", "accepted_messages"]
+    assert grade(Outcome.FAIL, missed, STALL, QUIET) is Grade.FAILED
+    assert grade(Outcome.FAIL, missed, STALL, QUIET, frozenset({"idle_timeout"})) is Grade.FAILED
+
+
+@pytest.mark.parametrize("outcome", [Outcome.VIOLATION, Outcome.NO_VERDICT])
+def test_no_need_excuses_a_broken_invariant(outcome: Outcome) -> None:
+    """A stale or corrupted message handed on, a complete claim from a cut link, no verdict in
+    time: failed whatever the expectation needs."""
+    lacks = frozenset({"incomplete_message_timeout"})
+    assert grade(outcome, [], STALL, CLEAN, lacks) is Grade.FAILED
+
+
+def test_a_consumer_that_meets_an_expectation_it_lacks_the_means_for_is_strict() -> None:
+    assert grade(Outcome.PASS, [], STALL, RAISED, frozenset(STALL.grading.needs)) is Grade.STRICT
+
+
+def test_what_each_adapter_lacks() -> None:
+    """A read timeout is the idle timeout (no client library has an incomplete-message one);
+    the WebSocket and gRPC clients have a size cap and no read timeout; the SDKs know their
+    payload; a consumer program or a team's own function is told everything."""
+    lacked = {a.name: lacks(a.function) for a in ADAPTERS}
+    sse = frozenset({"incomplete_message_timeout", "max_message_bytes", "payload"})
+    framed = frozenset({"idle_timeout", "incomplete_message_timeout", "payload"})
+    sdk = frozenset({"incomplete_message_timeout", "max_message_bytes"})
+    assert lacked == {
+        "openai": sdk,
+        "openai-async": sdk,
+        "anthropic": sdk,
+        "anthropic-async": sdk,
+        "httpx-sse": sse,
+        "httpx-sse-async": sse,
+        "sseclient-py": sse,
+        "requests": sse,
+        "aiohttp-sse": sse,
+        "aiohttp-ws": framed,
+        "websockets": framed,
+        "grpcio": framed,
+    }
+    assert lacks(None) == frozenset()
+    assert lacks("tests.consumers.functions:echo") == frozenset()
+
+
+def test_the_reference_consumer_is_held_to_an_expectation_whatever_it_needs() -> None:
+    """Not foreign: no grade, the outcome alone."""
+    obs = Observation(report=QUIET, timeline=Timeline(), lacks=frozenset(STALL.grading.needs))
+    verdict = judge(STALL, obs)
+    assert (verdict.outcome, verdict.grade) == (Outcome.FAIL, None)
+
+
+def test_grading_needs_in_a_scenario_file() -> None:
+    text = """
+name: stall
+description: A stall past the incomplete-message timeout.
+source: "seed 000"
+link: {framing: sse, payload: messages, consumer: {incomplete_message_timeout_ms: 300}}
+faults: [{kind: stall, at: {frame: 3, fraction: 0.5}, duration_ms: 2500}]
+expect:
+  verdict: STALE_PARTIAL_BUFFER
+  grading: {needs: [incomplete_message_timeout]}
+"""
+    (scenario,) = load_text(text)
+    assert scenario.expect.grading.needs == ("incomplete_message_timeout",)
+    with pytest.raises(ScenarioError) as err:
+        load_text(text.replace("incomplete_message_timeout]", "patience]"))
+    assert "expect.grading.needs" in str(err.value)
+
+
+# --- a transport client and messages a fault added after the end (payload_added) ----------
+
+
+def _junk_after_the_end(transport_client: bool, accepted: tuple[str, ...]) -> Judgement:
+    """An event inserted after the producer's last message (junk after ``data: [DONE]``): the
+    framing carries it whole, the payload refuses a frame after the signal."""
+    junk = digest("junk")
+    wire = WireConnection(
+        number=1,
+        sent=SENT,
+        carrying=SENT,
+        producer_end=True,
+        delivered_end=True,
+        delivered=4,
+        payload_added=(junk,),
+    )
+    obs = Observation(
+        report=ConsumerReport("COMPLETE", True, accepted=tuple(Accepted(d, 2) for d in accepted)),
+        timeline=Timeline(),
+        wire=(wire,),
+        producer_max_held=3,
+        foreign=True,
+        transport_client=transport_client,
+    )
+    return judge(Expect(verdict="MALFORMED_PAYLOAD", complete=False, accepted_messages=0), obs)
+
+
+def test_a_transport_client_handing_on_an_event_added_after_the_end_is_informational() -> None:
+    """A generic SSE client does not know that ``[DONE]`` ends the payload: it hands on the
+    next event as the transport delivered it."""
+    verdict = _junk_after_the_end(True, (M1, M2, M3, digest("junk")))
+    assert (verdict.outcome, verdict.grade) == (Outcome.VIOLATION, Grade.INFORMATIONAL)
+
+
+def test_a_consumer_that_knows_the_payload_fails_on_an_event_after_the_end() -> None:
+    verdict = _junk_after_the_end(False, (M1, M2, M3, digest("junk")))
+    assert (verdict.outcome, verdict.grade) == (Outcome.VIOLATION, Grade.FAILED)
+
+
+def test_a_transport_client_handing_on_an_event_nobody_delivered_still_fails() -> None:
+    """An empty event for a stray CR is no event of the transport's (httpx-sse's bug 5)."""
+    verdict = _junk_after_the_end(True, (M1, M2, digest(""), M3))
+    assert (verdict.outcome, verdict.grade) == (Outcome.VIOLATION, Grade.FAILED)

@@ -35,6 +35,9 @@ class Adapter:
     profiles: tuple[str, ...] | None = ANY
     #: how it reads the stream, in a few words
     how: str = ""
+    #: the link settings among ``NEEDS`` it gives its library (a read timeout for the idle
+    #: timeout, a maximum message size); it lacks the others (``lacks``)
+    honours: frozenset[str] = frozenset()
 
     @property
     def client(self) -> str:
@@ -44,6 +47,14 @@ class Adapter:
     def install(self) -> str:
         names = " ".join(self.distributions)
         return f"pip install {names}  (or pip install 'tearline[clients]')"
+
+
+#: what an expectation can need a consumer to be given (``harness.scenario.model.Need``)
+NEEDS = frozenset({"idle_timeout", "incomplete_message_timeout", "max_message_bytes", "payload"})
+#: a read timeout: the link's idle timeout (no client library has an incomplete-message one)
+READ_TIMEOUT = frozenset({"idle_timeout"})
+#: a maximum message size: the link's ``max_message_bytes``
+SIZE_CAP = frozenset({"max_message_bytes"})
 
 
 def _ref(module: str, function: str = "consume") -> str:
@@ -62,6 +73,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         TOKENS,
         ("openai",),
         how="OpenAI().chat.completions.create(stream=True)",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "openai-async",
@@ -72,6 +84,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         TOKENS,
         ("openai",),
         how="AsyncOpenAI().chat.completions.create(stream=True)",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "anthropic",
@@ -82,6 +95,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         TOKENS,
         ("anthropic",),
         how="Anthropic().messages.create(stream=True)",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "anthropic-async",
@@ -92,6 +106,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         TOKENS,
         ("anthropic",),
         how="AsyncAnthropic().messages.create(stream=True)",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "httpx-sse",
@@ -100,6 +115,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("httpx_sse", "httpx"),
         SSE,
         how="connect_sse(httpx.Client(), 'GET', url).iter_sse()",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "httpx-sse-async",
@@ -108,6 +124,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("httpx_sse", "httpx"),
         SSE,
         how="aconnect_sse(httpx.AsyncClient(), 'GET', url).aiter_sse()",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "sseclient-py",
@@ -116,6 +133,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("sseclient", "requests"),
         SSE,
         how="SSEClient(requests.get(url, stream=True)).events()",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "requests",
@@ -124,6 +142,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("requests",),
         SSE,
         how="requests.get(url, stream=True).iter_lines() + event assembly",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "aiohttp-sse",
@@ -132,6 +151,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("aiohttp",),
         SSE,
         how="async for line in session.get(url).content + event assembly",
+        honours=READ_TIMEOUT,
     ),
     Adapter(
         "aiohttp-ws",
@@ -140,6 +160,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("aiohttp",),
         ("websocket",),
         how="async for msg in session.ws_connect(url)",
+        honours=SIZE_CAP,
     ),
     Adapter(
         "websockets",
@@ -148,6 +169,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("websockets",),
         ("websocket",),
         how="async for message in websockets.asyncio.client.connect(url)",
+        honours=SIZE_CAP,
     ),
     Adapter(
         "grpcio",
@@ -156,6 +178,7 @@ ADAPTERS: tuple[Adapter, ...] = (
         ("grpc",),
         ("grpc",),
         how="channel.unary_stream(path)(b'')",
+        honours=SIZE_CAP,
     ),
 )
 
@@ -168,6 +191,18 @@ def hands_on_transport(function: str | None) -> bool:
     return function is not None and any(
         a.function == function and a.payloads is ANY for a in ADAPTERS
     )
+
+
+def lacks(function: str | None) -> frozenset[str]:
+    """What the adapter of ``function`` cannot give its library of what an expectation can
+    need (``NEEDS``; ``docs/grades.md``): the settings it does not honour, and the payload's
+    rules for a client below the payload layer. Empty for any other consumer: a consumer
+    program or a team's own function is told every setting by the contract."""
+    adapter = next((a for a in ADAPTERS if a.function == function), None)
+    if adapter is None:
+        return frozenset()
+    known = adapter.honours | (frozenset() if adapter.payloads is ANY else {"payload"})
+    return NEEDS - known
 
 
 def by_name(name: str) -> Adapter | None:
