@@ -306,7 +306,7 @@ class Tally:
     messages: int = 0
     unlocated: list[str] = field(default_factory=list)
     longest: str = ""
-    over_300: int = 0
+    over_400: int = 0
     output_bytes: int = 0
     by_category: Counter[tuple[str, str]] = field(default_factory=Counter)
     keep: Path | None = None
@@ -357,7 +357,7 @@ def validate_batch(files: Sequence[str], corpus: Corpus, tally: Tally, timeout: 
     for line in result.stderr.splitlines():
         tally.messages += 1
         tally.longest = max(tally.longest, line, key=len)
-        tally.over_300 += len(line) > 300
+        tally.over_400 += len(line) > 400  # errors.MAX_MESSAGE_CHARS, file name aside
         where = located(line, files, corpus.lineless)
         if where is None:
             tally.unlocated.append(line[:300])
@@ -466,7 +466,7 @@ def report_validate(title: str, tally: Tally, corpus: Corpus, seconds: float) ->
     print(f"  tracebacks: {len(tally.tracebacks)}  hangs: {len(tally.hangs)}")
     print(
         f"  messages: {tally.messages}, without file:line: {len(tally.unlocated)}, "
-        f"over 300 chars: {tally.over_300}, longest: {len(tally.longest)} chars"
+        f"over 400 chars: {tally.over_400}, longest: {len(tally.longest)} chars"
     )
     print(f"  output: {tally.output_bytes} bytes")
     categories = sorted({category for category, _ in tally.by_category})
@@ -541,7 +541,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         report_run(ran, len(mutants), seconds, args)
     print(f"load average {load_average()}")
     bad = sum(
-        len(t.tracebacks) + len(t.hangs) + len(t.unlocated) + t.over_300 for t in (tally, again)
+        len(t.tracebacks) + len(t.hangs) + len(t.unlocated) + t.over_400 for t in (tally, again)
     )
     return 1 if bad or ran.tracebacks or ran.hangs else 0
 

@@ -35,6 +35,8 @@ from pathlib import Path
 MIB = 1024 * 1024
 BLOCK = 4 * MIB
 LOOPBACK = "127.0.0.1"
+BANDWIDTH_KB = 2000  # the bandwidth toxic's rate
+BANDWIDTH_BYTES = 1_000_000  # sent through it: half a second at that rate
 ROOT = Path(__file__).resolve().parents[1]
 TOXIPROXY = ROOT.parent / "shared" / "anchors" / "toxiproxy" / "toxiproxy-server"
 
@@ -176,12 +178,17 @@ def measure(kind: str, toxiproxy: Path, args: argparse.Namespace) -> dict[str, f
         plain = proxy(api, "plain", blast)
         slow = proxy(api, "slow", blast)
         api.call("POST", "/proxies/slow/toxics", {"type": "latency", "attributes": {"latency": 0}})
+        paced = proxy(api, "paced", serve_forever(blaster(BANDWIDTH_BYTES)))
+        rate = {"type": "bandwidth", "attributes": {"rate": BANDWIDTH_KB}}
+        api.call("POST", "/proxies/paced/toxics", rate)
         late = proxy(api, "late", echoes)
         api.call("POST", "/proxies/late/toxics", {"type": "latency", "attributes": {"latency": 50}})
         results["api call (ms)"] = api_call_s(api, "plain", args.calls) * 1000
         results["throughput, no toxic (MiB/s)"] = throughput(plain, size)
         results["throughput, latency 0 (MiB/s)"] = throughput(slow, size)
         results["latency 50 ms: round trip (ms)"] = round_trip_s(late, args.trips) * 1000
+        bandwidth = throughput(paced, BANDWIDTH_BYTES) * MIB / 1000
+        results[f"bandwidth {BANDWIDTH_KB} KB/s: got (KB/s)"] = bandwidth
         return results
 
 

@@ -89,6 +89,9 @@ class _Connection:
     async def flush(self) -> None:
         """Write what the codec has framed, waiting for flow-control credit when blocked."""
         while True:
+            # A new event before the write: credit read while send_all waits must wake us
+            # (made after it, the event would miss a WINDOW_UPDATE that came meanwhile).
+            self.credit = trio.Event()
             data = self.codec.data_to_send()
             if data:
                 await self.stream.send_all(data)
@@ -96,7 +99,6 @@ class _Connection:
                 return
             if self.peer_closed.is_set():
                 raise trio.BrokenResourceError("consumer left while the stream was blocked")
-            self.credit = trio.Event()
             await self.credit.wait()
 
 
@@ -169,12 +171,14 @@ class Producer:
                 with trio.fail_after(HANDSHAKE_TIMEOUT_S):
                     while not conn.codec.ready:
                         # HTTP/2's server preface (SETTINGS) goes out before the request:
-                        # some clients (grpcio) send no request until they have it.
+                        # some clients (grpcio) send no request until they have it. The event
+                        # is new before the flush, so a request read while it writes wakes us.
+                        conn.credit = trio.Event()
                         await conn.flush()
                         if conn.peer_closed.is_set():
                             raise trio.BrokenResourceError("closed during handshake")
-                        conn.credit = trio.Event()
-                        await conn.credit.wait()
+                        if not conn.codec.ready:
+                            await conn.credit.wait()
                 await conn.flush()
                 await _send_stream(conn, self.config, self._start_index(conn.codec))
                 await conn.close_gracefully()

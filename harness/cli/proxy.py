@@ -191,7 +191,8 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
         faults,
         seed=args.seed,
         log=log,
-        locators=live_locators(traits, faults),
+        # with no fault nothing is placed: no stream to watch, the plain copy loop
+        locators=live_locators(traits, faults) if faults else None,
         shape=LinkShape(traits.framing, args.sse_body == "chunked"),
     )
     proxy = Proxy(config, store=store)

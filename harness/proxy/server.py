@@ -302,6 +302,7 @@ class Proxy:
             )
             return fault.stage(ctx)
 
+        watched = self._watched(conn, direction)
         leg = Leg(
             conn,
             direction,
@@ -312,9 +313,19 @@ class Proxy:
             config.split_timeout_s,
             plan=self.plan,
             build=build,
-            watcher=locator if isinstance(locator, Watcher) else None,
+            watcher=locator if isinstance(locator, Watcher) and watched else None,
         )
         await leg.run()
+
+    def _watched(self, conn: Connection, direction: Direction) -> bool:
+        """Whether the leg's locator must see its bytes: always when the caller gave one (a
+        case's evidence), else only while a fault can come to this leg (each read observed
+        costs the bare copy loop a tenth of its round trip)."""
+        return (
+            self.config.locators is not None
+            or self.plan.live
+            or bool(self.plan.for_leg(direction, conn.number))
+        )
 
     def _fault_rng(self, number: int, direction: str, name: str) -> random.Random:
         """The fault's own generator: a function of the seed and where the fault sits only.

@@ -48,10 +48,14 @@ _LONG_WORD = re.compile(r"[^\s'\"]{80,}")
 
 
 def clip_repr(value: str, limit: int = SHOWN_CHARS) -> str:
-    """``repr(value)``, its start only when it is long: ``'xxxx…' (1000000 chars)``."""
-    if len(value) <= limit:
-        return repr(value)
-    shown = repr(value[:limit])
+    """``repr(value)``, its start only when it is long: ``'xxxx…' (1000000 chars)``. Long is
+    counted as shown: a character repr escapes (``\\U0001f0c0``) takes up to 10."""
+    shown = repr(value[: limit + 1])
+    if len(value) <= limit and len(shown) <= limit + 2:  # + 2: the quotes
+        return shown
+    kept = value[:limit]
+    while len(shown := repr(kept)) > limit + 2:
+        kept = kept[:-1]
     return f"{shown[:-1]}…{shown[-1]} ({len(value)} chars)"
 
 

@@ -162,6 +162,9 @@ def mutated_library_file(draw: st.DrawFn) -> str:
 
 @given(text=mutated_library_file())
 @settings(examples(300), suppress_health_check=QUIET)
+# the fuzz profile's find: 15 characters shown as 52 (repr's escapes), past the length bound
+@example(text=MINIMAL + 'faults: [{kind: "0000000000\\x1F\\b\\U0001005E\\U00018D09\\U0001F0C0"}]\n')
+@example(text=MINIMAL + 'faults: [{kind: "' + "\\U0001F0C0" * 40 + '"}]\n')
 def test_mutated_library_files(text: str) -> None:
     check(text)
 

@@ -21,7 +21,7 @@ import pytest
 
 from harness.errors import FieldError
 from harness.scenario import MAX_CASES, Scenario, ScenarioError, SchemaIssue, expand, load_paths
-from harness.scenario.errors import MAX_ISSUES_PER_FILE, Issues
+from harness.scenario.errors import MAX_ISSUES_PER_FILE, Issues, clip_repr
 from harness.scenario.loader import MAX_FILE_BYTES
 from harness.scenario.nodes import MAX_DEPTH, MAX_MERGE_DEPTH, parse
 from tests.scenario.toys import MINIMAL, REGISTRY, FixedShape, issues, load
@@ -491,3 +491,18 @@ def test_validate_refuses_special_and_broken_files_with_exit_2(tmp_path: Path) -
         f"{tmp_path}/sweep.yaml:6",
         "/dev/null",
     ]
+
+
+def test_a_value_is_cut_as_shown_not_as_written() -> None:
+    """Hypothesis's fuzz profile: 15 characters that repr escapes showed as 52 (a character
+    can show as 10), and 40 of them as 402: a value is cut to 40 characters as shown."""
+    assert clip_repr("0000000000\x1f\x08\U0001005e\U00018d09\U0001f0c0") == (
+        "'0000000000\\x1f\\x08\\U0001005e\\U00018d09…' (15 chars)"
+    )
+    assert clip_repr("\U0001f0c0" * 40) == "'" + "\\U0001f0c0" * 4 + "…' (40 chars)"
+    assert clip_repr("x" * 40) == "'" + "x" * 40 + "'"
+    line, key, message = _one(MINIMAL + 'faults: [{kind: "' + "\\U0001F0C0" * 40 + '"}]\n')
+    assert (line, key) == (5, "faults[0].kind")
+    assert message.startswith(
+        "unknown fault kind '" + "\\U0001f0c0" * 4 + "…' (40 chars); expected"
+    )
