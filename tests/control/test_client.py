@@ -144,7 +144,9 @@ async def test_latency_stays_within_its_jitter(api: Api, echo_port: int) -> None
     attributes = {"latency": 100, "jitter": 30}
     await api.call(proxy.add_toxic, type="latency", attributes=attributes)
     times = [await _round_trip(_port(proxy)) for _ in range(8)]
-    assert all(0.07 <= t <= 0.13 + 0.03 for t in times), times  # 30 ms of scheduling slack
+    # never early (a deterministic floor); late only by what a loaded machine's scheduling
+    # adds, which has no bound a test may rely on: generous, the accuracy is a benchmark's
+    assert all(0.07 <= t <= 0.13 + 0.5 for t in times), times
     assert max(times) - min(times) > 0.005  # the jitter is there
 
 
