@@ -57,6 +57,9 @@ _BROKEN = (trio.BrokenResourceError, trio.ClosedResourceError)
 #: so a 10 ms latency took 10.3-10.6 ms (Toxiproxy's: 10.3, with half the spread). Yielding
 #: costs at most this much CPU per timer.
 TIMER_SLACK_S = 0.001
+#: how long a FIN's end waits for the peer's own close before closing anyway (``_clean_fin``)
+FIN_DRAIN_S = 1.0
+DRAIN_READ_BYTES = 65536
 
 
 @dataclass(slots=True)
@@ -259,12 +262,31 @@ class Leg:
             if how == "rst":
                 dst.reset()
                 await dst.aclose()
+            elif how == "fin" and self.direction == "downstream":
+                await _clean_fin(dst)  # what the consumer sees is what the judge rests on
             elif how in ("fin", "error"):
                 await dst.aclose()  # over TLS: close_notify first, so a FIN stays a clean end
             else:  # "eof" (source ended) and "half" (fault): half-close, keep the reverse open
                 await dst.close_write()  # over TLS: close_notify, the reverse still read
         except _BROKEN:
             pass  # the peer is gone already; the end is recorded
+
+
+async def _clean_fin(dst: Endpoint) -> None:
+    """A FIN that stays a FIN: half-close (TLS: close_notify), then read and drop what the
+    peer still sends until it closes, for at most ``FIN_DRAIN_S``, then close. Closing a
+    socket that holds unread bytes makes the kernel send an RST instead, and a client that
+    was still sending (its request body, a WINDOW_UPDATE) then read ECONNRESET where a FIN was
+    declared (httpx's ReadError for RemoteProtocolError). Shielded: the connection's scope is
+    cancelled by now, and this end must still be clean."""
+    with trio.CancelScope(shield=True), trio.move_on_after(FIN_DRAIN_S):
+        try:
+            await dst.close_write()
+            while await dst.read_some(DRAIN_READ_BYTES):
+                pass
+        except (*_BROKEN, trio.BusyResourceError):
+            pass  # the peer reset, or the other direction still reads: close as it is
+    await dst.aclose()
 
 
 class _Writer:

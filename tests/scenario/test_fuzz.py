@@ -147,14 +147,14 @@ def mutated_library_file(draw: st.DrawFn) -> str:
         operation = draw(st.sampled_from(("delete", "retype", "copy", "kind", "unknown", "nest")))
         if operation == "delete":
             del parent[key]
-        elif operation == "retype":
-            parent[key] = draw(replacement)
+        elif operation == "retype":  # a copy: a later mutation must not change _SHAPES
+            parent[key] = copy.deepcopy(draw(replacement))
         elif operation == "copy" and isinstance(parent, list):
             parent.insert(key, copy.deepcopy(parent[key]))
         elif operation == "kind" and isinstance(parent, dict) and "kind" in parent:
             parent["kind"] = draw(st.sampled_from(sorted(FAULTS)))
         elif operation == "unknown" and isinstance(parent, dict):
-            parent[draw(st.sampled_from(_KEYS))] = draw(replacement)
+            parent[draw(st.sampled_from(_KEYS))] = copy.deepcopy(draw(replacement))
         elif operation == "nest":
             parent[key] = _nest(parent[key], draw(st.integers(1, MAX_DEPTH + 8)))
     return yaml.safe_dump(data, allow_unicode=True, sort_keys=False, width=1 << 20)
