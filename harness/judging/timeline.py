@@ -13,6 +13,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 
 MAX_SEGMENTS = 20_000
+#: fault records kept per timeline: a latency or throttle fault records every chunk it holds,
+#: so a connection that lives for days would otherwise grow without end (the first ones stay)
+MAX_FAULT_RECORDS = 20_000
 MAX_BYTES_PER_LEG = 4 * 1024 * 1024
 
 
@@ -80,6 +83,7 @@ class Timeline:
     ends: list[LegEnd] = field(default_factory=list)
     legs: dict[tuple[int, str], Leg] = field(default_factory=dict)
     segments_dropped: int = 0
+    faults_dropped: int = 0
     max_segments: int = MAX_SEGMENTS
     max_bytes_per_leg: int = MAX_BYTES_PER_LEG
 
@@ -132,6 +136,9 @@ class Timeline:
         detail: str,
         source: str = "",
     ) -> None:
+        if len(self.faults) >= MAX_FAULT_RECORDS:
+            self.faults_dropped += 1
+            return
         self.faults.append(
             FaultRecord(now - self.started, connection, direction, name, offset, detail, source)
         )

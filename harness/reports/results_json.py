@@ -103,6 +103,7 @@ def _timeline(timeline: Timeline, wire_bytes: int | None, segments: bool) -> dic
         "wire_bytes": wire_bytes,
         "segments": [_timed(s) for s in timeline.segments] if segments else None,
         "segments_dropped": timeline.segments_dropped,
+        "faults_dropped": timeline.faults_dropped,
         "faults": [_timed(f) for f in timeline.faults],
         "ends": [_timed(e) for e in timeline.ends],
         "legs": [

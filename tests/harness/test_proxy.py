@@ -21,6 +21,7 @@ from harness.faults import (
     Split,
 )
 from harness.faults.position import Position
+from harness.judging.timeline import MAX_FAULT_RECORDS, Timeline
 from harness.proxy.drain import proc_key, wait_drained
 from harness.proxy.sockio import reset
 from tests.harness.conftest import (
@@ -350,3 +351,13 @@ async def test_a_boundary_toward_a_consumer_that_closed_counts_as_observed() -> 
         with trio.fail_after(2):
             assert await wait_drained(proxy_side.socket, key, timeout_s=1.0) is True
         await proxy_side.aclose()
+
+
+def test_fault_records_are_bounded_and_the_first_are_kept() -> None:
+    """A latency fault records every chunk it holds: a connection that lives for days must
+    not grow its timeline without end."""
+    timeline = Timeline()
+    for offset in range(MAX_FAULT_RECORDS + 5):
+        timeline.fault(0.0, 1, "downstream", "latency", offset, "delayed 0.0 ms")
+    assert (len(timeline.faults), timeline.faults_dropped) == (MAX_FAULT_RECORDS, 5)
+    assert [f.offset for f in timeline.faults[:2]] == [0, 1]
