@@ -55,14 +55,28 @@ class PlainEndpoint:
         self.socket = stream.socket
 
     async def read_some(self, max_bytes: int) -> bytes:
-        """Up to ``max_bytes`` read straight from the socket (b"" at EOF); a checkpoint."""
+        """Up to ``max_bytes`` read straight from the socket (b"" at EOF); a checkpoint, and
+        one scheduler pass only: a read that must wait yields in ``wait_readable`` (where a
+        cancel finds no bytes in hand), one that need not yields after it, shielded (the
+        bytes read are never lost to a cancel, which the next read raises). A checkpoint
+        before every read as well cost a pass per message: 10 us of a 70 us round trip."""
         sock = self.socket
-        await trio.lowlevel.checkpoint()
+        await trio.lowlevel.checkpoint_if_cancelled()
+        try:
+            data = os.read(sock.fileno(), max_bytes)
+        except BlockingIOError:
+            pass
+        except OSError as err:
+            raise trio.BrokenResourceError(str(err)) from err
+        else:
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return data
         while True:
+            await trio.lowlevel.wait_readable(sock)
             try:
                 return os.read(sock.fileno(), max_bytes)
             except BlockingIOError:
-                await trio.lowlevel.wait_readable(sock)
+                continue  # woken without bytes after all: wait again
             except OSError as err:
                 raise trio.BrokenResourceError(str(err)) from err
 
