@@ -108,4 +108,14 @@ async def originate(
     """The upstream connection, its handshake done; ``TlsError`` if it failed."""
     context = client_context(side.ca_file, side.insecure, alpn)
     stream = TlsStream(transport, context, server_side=False, server_hostname=side.server_hostname)
-    return await _handshake(stream, timeout_s)
+    stream = await _handshake(stream, timeout_s)
+    chosen = stream.selected_alpn_protocol()
+    if alpn == (H2,) and chosen != H2:
+        # gRPC over TLS is HTTP/2 chosen by ALPN: a server that chose otherwise speaks no gRPC,
+        # and saying so beats the garbled HTTP/2 error its first bytes would give
+        await stream.aclose()
+        raise TlsError(
+            f"the upstream chose {'ALPN ' + repr(chosen) if chosen else 'no ALPN protocol'} "
+            "where h2 was offered: it does not speak HTTP/2 (gRPC) over TLS"
+        )
+    return stream

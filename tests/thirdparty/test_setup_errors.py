@@ -64,14 +64,22 @@ async def test_an_http1_answer_where_grpc_was_declared(
     services: dict[str, Service], secure: bool
 ) -> None:
     """uvicorn reads the HTTP/2 preface as a request line ``PRI * HTTP/2.0`` and answers 404.
-    (Over TLS it also selects no ALPN protocol, the proxy having offered only h2.)"""
+    Over TLS it selects no ALPN protocol where the proxy offered only h2, which says it all
+    before a byte is sent."""
     grpc = declared_as("grpc", services["sse"])
     result = await run_against(grpc, secure, "[]", "{complete: true}")
-    assert (result.outcome, result.diagnosis) == (
-        Outcome.ERROR,
-        "upstream does not speak grpc (connection 1): an HTTP/1.1 answer "
-        "('HTTP/1.1 404 Not Found'), not HTTP/2 (PROTOCOL_ERROR: HTTP/2 frame of 4740180 bytes)",
-    )
+    if secure:
+        where = grpc.upstream(True).removeprefix("https://")
+        wanted = (
+            f"connection 1: upstream {where}: TLS: the upstream chose no ALPN protocol where h2 "
+            "was offered: it does not speak HTTP/2 (gRPC) over TLS"
+        )
+    else:
+        wanted = (
+            "upstream does not speak grpc (connection 1): an HTTP/1.1 answer ('HTTP/1.1 404 Not "
+            "Found'), not HTTP/2 (PROTOCOL_ERROR: HTTP/2 frame of 4740180 bytes)"
+        )
+    assert (result.outcome, result.diagnosis) == (Outcome.ERROR, wanted)
     one_error_line(result.diagnosis, result.duration_s)
 
 
