@@ -13,6 +13,7 @@ from typing import Any
 
 import pytest
 from playwright.sync_api import BrowserContext, Page, expect
+from playwright.sync_api import TimeoutError as PlaywrightTimeout
 
 from harness.judging.results import CaseResult
 from harness.reports.caseview import glance
@@ -46,9 +47,20 @@ class Loaded:
         return self.page.text_content("#shown") or ""
 
     def open_case(self, index: int) -> None:
-        """Click a listed case and wait for its drawing."""
-        self.page.click(f"#case-{index} .summary")
-        self.page.wait_for_selector(f"#case-{index} .body svg.timeline", timeout=60_000)
+        """Click a listed case and wait for its drawing; if none comes, say what the case's
+        body shows and what the page logged (a bare timeout told nothing, once, in CI)."""
+        summary = self.page.locator(f"#case-{index} .summary")
+        summary.click()
+        if summary.get_attribute("aria-expanded") != "true":  # the list was drawn anew under it
+            summary.click()
+        try:
+            self.page.wait_for_selector(f"#case-{index} .body svg.timeline", timeout=60_000)
+        except PlaywrightTimeout as err:
+            body = self.page.locator(f"#case-{index} .body").text_content()
+            raise AssertionError(
+                f"case {index} drew no timeline: its body {body!r}; console {self.console}, "
+                f"errors {self.errors}, failed requests {self.failed}"
+            ) from err
 
     def files(self) -> list[str]:
         """What was requested, relative to the report folder (all of it must be inside)."""
