@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import argparse
 import os
-import socket
 import statistics
 import sys
 import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from benchmarks.bench_proxy import ping_pong
 from benchmarks.bench_proxy_api import (
-    LOOPBACK,
     MIB,
     TOXIPROXY,
     Api,
@@ -42,8 +41,6 @@ from benchmarks.bench_proxy_api import (
     throughput,
 )
 
-PING_BYTES = 100
-WARMUP_TRIPS = 50
 SLICE_BYTES = 64
 LATENCY_ZERO_GOAL = 1.25  # x tearline's pass-through round trip
 MEDIAN_GOAL_MS = 0.2  # |tearline - toxiproxy| at 10 ms
@@ -60,23 +57,6 @@ SLICE_ROWS: tuple[tuple[str, tuple[str, ...], Toxic, bool], ...] = (
     ("slice 64, paced false", ("tearline",), ("slice", {"size_bytes": 64, "paced": False}), False),
     ("slice 64, paced", ("tearline",), ("slice", {"size_bytes": SLICE_BYTES}), True),
 )
-
-
-def trip_times(port: int, trips: int) -> list[float]:
-    """Seconds per 100-byte round trip, after a warm-up on the same connection."""
-    times: list[float] = []
-    ping = bytes(PING_BYTES)
-    with socket.create_connection((LOOPBACK, port)) as sock:
-        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
-        for n in range(WARMUP_TRIPS + trips):
-            started = time.perf_counter()
-            sock.sendall(ping)
-            got = 0
-            while got < PING_BYTES:
-                got += len(sock.recv(PING_BYTES - got))
-            if n >= WARMUP_TRIPS:
-                times.append(time.perf_counter() - started)
-    return times
 
 
 def with_toxic(api: Api, name: str, upstream: int, toxic: Toxic | None) -> int:
@@ -102,7 +82,7 @@ def measure_round(kind: str, args: argparse.Namespace, rtt: Samples, slicing: Sa
         for n, (row, kinds, toxic) in enumerate(RTT_ROWS):
             if kind in kinds:
                 port = with_toxic(api, f"rtt{n}", echoes, toxic)
-                rtt.setdefault(row, {}).setdefault(kind, []).extend(trip_times(port, args.trips))
+                rtt.setdefault(row, {}).setdefault(kind, []).extend(ping_pong(port, args.trips))
         for n, (row, kinds, toxic, slow) in enumerate(SLICE_ROWS):
             if kind in kinds:
                 size = int((args.paced_kib if slow else args.slice_kib) * 1024)

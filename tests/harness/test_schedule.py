@@ -7,6 +7,7 @@ import argparse
 
 import pytest
 import trio
+import trio.testing
 
 from harness.cli.main import build_parser
 from harness.judging.results import CaseResult
@@ -45,7 +46,8 @@ class Tracker:
         self.most = max(self.most, len(self.running))
         for other in self.running:
             self.alongside.setdefault(other, set()).update(self.running - {other})
-        await trio.sleep(0.01)  # all the cases started by now are in flight together
+        # every case the runner can start now is started (and blocked here) before this one ends
+        await trio.testing.wait_all_tasks_blocked()
         self.running.discard(case.case_id)
         self.order.append(case.case_id)
         return error_result(case, seed, "not run")
