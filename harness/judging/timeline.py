@@ -126,6 +126,19 @@ class Timeline:
             leg.capped = True
         leg.written += size
 
+    def keeps_nothing(self) -> bool:
+        """Whether this timeline keeps no segment and no byte (only counts: a long-running
+        proxy's connection)."""
+        return self.max_segments == 0 and self.max_bytes_per_leg == 0
+
+    def wrote_unkept(self, connection: int, direction: str, writes: int) -> None:
+        """What ``wrote`` adds for ``writes`` writes on a timeline that keeps nothing, when
+        their bytes were counted in ``Leg.written`` as they went (a leg copied in a thread,
+        ``harness/proxy/threadcopy.py``)."""
+        self.segments_dropped += writes
+        if writes:
+            self.leg(connection, direction).capped = True
+
     def fault(
         self,
         now: float,

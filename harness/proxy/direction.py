@@ -17,7 +17,6 @@ Items become wire events here: bytes, a read boundary (wait until the peer has r
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Protocol, cast, runtime_checkable
@@ -29,8 +28,9 @@ from harness.faults.items import Boundary, Chunk, Close, Direction, End, Heartbe
 from harness.faults.stage import BaseStage, Chain, Stage
 from harness.judging.timeline import HowEnded, Timeline
 from harness.proxy.drain import proc_key, wait_drained
-from harness.proxy.plans import FaultPlan, NamedFault
+from harness.proxy.plans import FaultPlan, NamedFault, Waits
 from harness.proxy.sockio import Endpoint
+from harness.proxy.threadcopy import ThreadCopy, ThreadLegs
 
 StageFactory = Callable[[str, Fault], Stage]
 
@@ -97,37 +97,69 @@ class Leg:
     watcher: Watcher | None = None
     #: the source reset the connection (its Close("rst") is the peer's, not a fault's)
     peer_reset: bool = False
+    #: how a change of the plan wakes this leg from a wait
+    waits: Waits = field(default_factory=Waits)
+    #: where the copy may run in a thread instead (a leg no fault reaches and nobody watches)
+    threads: ThreadLegs | None = None
     _built: dict[str, tuple[Fault, Stage]] = field(default_factory=dict)
     _version: int = -1
 
     async def run(self) -> None:
         """Until the destination leg ends: copy while no fault applies, else run a chain."""
-        faults = self.plan.for_leg(self.direction, self.conn.number)
-        pending: Item | None = None
-        if not faults:
-            self._version = self.plan.version
-            ended, pending = await self.copy()
-            if ended:
-                return
-        await self.run_chain(pending)
+        self.plan.legs.add(self.waits)
+        try:
+            faults = self.plan.for_leg(self.direction, self.conn.number)
+            pending: Item | None = None
+            if not faults:
+                self._version = self.plan.version  # (a chain builds itself on its first step)
+                ended, pending = await self.copy()
+                if ended:
+                    return
+            await self.run_chain(pending)
+        finally:
+            self.plan.legs.discard(self.waits)
 
     async def copy(self) -> tuple[bool, Item | None]:
         """The no-fault path: big reads, one write each, straight to the sockets; no digest
         either (no fault to prove). Returns ``(True, None)`` once the leg ended, or
-        ``(False, item)`` when faults came (the item read meanwhile goes to them)."""
-        conn, direction, plan = self.conn, self.direction, self.plan
+        ``(False, item)`` when faults came (an item read meanwhile goes to them, or None)."""
+        if self.threads is not None and self.threads.available():
+            await self._copy_in_thread(self.threads)
+            return True, None
         while True:
-            if plan.live:
-                read: Item | None = None  # stays None when the change interrupts the read
-                with plan.interruptible(math.inf):
-                    read = await self._read_item()
-                if self._version != plan.version:
-                    return False, read
-                if read is None:
-                    continue
-                item = read
-            else:
-                item = await self._read_item()
+            outcome: tuple[bool, Item | None] = (False, None)  # if a change ends a wait
+            with self.waits.renew() as scope:
+                outcome = await self._copy_steps(scope)
+            if outcome[0] or self._version != self.plan.version:
+                return outcome
+
+    async def _copy_in_thread(self, threads: ThreadLegs) -> None:
+        """``copy`` in a worker thread (``threadcopy.py``), to the leg's end."""
+        conn, direction = self.conn, self.direction
+        tally = self.timeline.leg(conn.number, direction)
+        fds = self.src.socket.fileno(), self.dst.socket.fileno()
+        copy = ThreadCopy(*fds, self.read_bytes, conn.read, direction, tally)
+        try:
+            ended = await threads.run(copy)
+        finally:
+            self.timeline.wrote_unkept(conn.number, direction, copy.writes)
+        if ended == "rst":
+            self.peer_reset = True
+            await self.close("rst", peer=True)
+        elif ended != "stopped":
+            await self.close(ended)
+
+    async def _copy_steps(self, scope: trio.CancelScope) -> tuple[bool, Item | None]:
+        """``copy`` inside one of the leg's wait scopes (``plans.Waits``)."""
+        conn, direction, plan, waits = self.conn, self.direction, self.plan, self.waits
+        while True:
+            if self._version != plan.version:
+                return False, None
+            waits.waiting = True
+            item = await self._read_item()
+            waits.waiting = False
+            if scope.cancel_called:
+                return False, item  # the change came as these bytes did: they go to it
             if isinstance(item, End):
                 await self.close("eof")
                 return True, None
@@ -147,18 +179,26 @@ class Leg:
     async def run_chain(self, pending: Item | None = None) -> None:
         """Drive the leg's chain until the destination leg ends (see the module docstring);
         ``pending`` is an item read before the chain existed."""
-        writer = _Writer(self)
-        chain = Chain([])
-        source_ended = False
+        run = _ChainRun(_Writer(self), Chain([]), pending)
+        while True:
+            with self.waits.renew() as scope:
+                if await self._chain_steps(run, scope):
+                    return
+
+    async def _chain_steps(self, run: _ChainRun, scope: trio.CancelScope) -> bool:
+        """``run_chain`` inside one of the leg's wait scopes (``plans.Waits``): True once the
+        leg ended, False when a change of the faults came with bytes in hand (``run.pending``)
+        so that the scope must be left."""
+        chain, writer = run.chain, run.writer
         while True:
             if self._version != self.plan.version:
                 items = self._rebuild(chain, trio.current_time())
-                if pending is not None:
-                    source_ended = not isinstance(pending, Chunk)
-                    items += chain.pipe(pending, trio.current_time())
-                    pending = None
+                if run.pending is not None:
+                    run.source_ended = not isinstance(run.pending, Chunk)
+                    items += chain.pipe(run.pending, trio.current_time())
+                    run.pending = None
                 if await writer.write_all(items):
-                    return
+                    return True
                 continue
             now = trio.current_time()
             wake = chain.wake_at
@@ -168,19 +208,20 @@ class Leg:
             elif wake is not None and wake - now < TIMER_SLACK_S:
                 await trio.lowlevel.checkpoint()  # the last stretch before a timer: see below
                 continue
-            elif chain.accepting and not source_ended:
+            elif chain.accepting and not run.source_ended:
                 item = await self._read_before(None if wake is None else wake - TIMER_SLACK_S)
                 if item is None:
-                    continue  # a timer (or a change of the faults) came first
-                source_ended = not isinstance(item, Chunk)
+                    continue  # a timer came first
+                if scope.cancel_called:
+                    run.pending = item  # a change came as these bytes did: the new chain's
+                    return False
+                run.source_ended = not isinstance(item, Chunk)
                 items = chain.pipe(item, trio.current_time())
             else:
-                # held: a stall, a slow consumer (forever when no timer is due)
-                with self.plan.interruptible(math.inf if wake is None else wake - TIMER_SLACK_S):
-                    await trio.sleep_forever()
+                await self._hold(None if wake is None else wake - TIMER_SLACK_S)
                 continue
             if await writer.write_all(items):
-                return
+                return True
 
     def _rebuild(self, chain: Chain, now: float) -> list[Item]:
         """Bring ``chain`` to the plan's faults: unchanged faults keep their stage (and what it
@@ -235,10 +276,28 @@ class Leg:
         return Chunk(data, offset)
 
     async def _read_before(self, wake: float | None) -> Item | None:
-        """The next read as an item, or None when ``wake`` (or a change of faults) came first."""
-        with self.plan.interruptible(math.inf if wake is None else wake):
-            return await self._read_item()
-        return None
+        """The next read as an item, or None when ``wake`` came first; a change of the
+        faults ends the wait with ``Cancelled`` (caught by the leg's wait scope)."""
+        waits = self.waits
+        waits.waiting = True
+        try:
+            if wake is None:
+                return await self._read_item()
+            with trio.move_on_at(wake):
+                return await self._read_item()
+            return None
+        finally:
+            waits.waiting = False
+
+    async def _hold(self, wake: float | None) -> None:
+        """Read nothing until ``wake`` (a stall, a slow consumer; forever when no timer is
+        due) or a change of the faults."""
+        waits = self.waits
+        waits.waiting = True
+        try:
+            await (trio.sleep_forever() if wake is None else trio.sleep_until(wake))
+        finally:
+            waits.waiting = False
 
     async def close(self, how: str, *, peer: bool = False) -> None:
         """Carry out an end of this direction on the destination and record how it ended.
@@ -287,6 +346,17 @@ async def _clean_fin(dst: Endpoint) -> None:
         except (*_BROKEN, trio.BusyResourceError):
             pass  # the peer reset, or the other direction still reads: close as it is
     await dst.aclose()
+
+
+@dataclass(slots=True)
+class _ChainRun:
+    """What a leg's chain carries from one wait scope to the next."""
+
+    writer: _Writer
+    chain: Chain
+    #: an item read before the chain took it (the faults changed meanwhile)
+    pending: Item | None
+    source_ended: bool = False
 
 
 class _Writer:

@@ -34,6 +34,7 @@ from harness.link.locator import placement_problem
 from harness.proxy.direction import Connection, Leg, Watcher
 from harness.proxy.plans import FaultPlan, named
 from harness.proxy.sockio import Endpoint, PlainEndpoint, TlsEndpoint, reset
+from harness.proxy.threadcopy import ThreadLegs
 from harness.proxy.tlsio import ProxyTls, TlsError, originate, terminate
 
 READ_BYTES = 256 * 1024
@@ -123,6 +124,8 @@ class Proxy:
         self.store = store
         #: the faults, by name; with ``live`` they may change while connections are open
         self.plan = FaultPlan(named(config.faults), live=live)
+        #: the legs that may copy in threads at once (``threadcopy.py``)
+        self.threads = ThreadLegs()
         self.connections = 0
         self.active = 0
         self._idle = trio.Event()
@@ -303,6 +306,7 @@ class Proxy:
             return fault.stage(ctx)
 
         watched = self._watched(conn, direction)
+        offload = self._offloadable(conn, direction, timeline, watched, (src, dst))
         leg = Leg(
             conn,
             direction,
@@ -314,8 +318,28 @@ class Proxy:
             plan=self.plan,
             build=build,
             watcher=locator if isinstance(locator, Watcher) and watched else None,
+            threads=self.threads if offload else None,
         )
         await leg.run()
+
+    def _offloadable(
+        self,
+        conn: Connection,
+        direction: Direction,
+        timeline: Timeline,
+        watched: bool,
+        ends: tuple[Endpoint, Endpoint],
+    ) -> bool:
+        """Whether the leg may copy in a thread (``threadcopy.py``): no fault can ever reach
+        it (none now, no control API to add one), nothing observes it, its timeline keeps
+        counts only, and both ends are plain TCP."""
+        return (
+            not self.plan.live
+            and not watched
+            and not self.plan.for_leg(direction, conn.number)
+            and timeline.keeps_nothing()
+            and all(isinstance(end, PlainEndpoint) for end in ends)
+        )
 
     def _watched(self, conn: Connection, direction: Direction) -> bool:
         """Whether the leg's locator must see its bytes: always when the caller gave one (a

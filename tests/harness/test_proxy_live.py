@@ -4,11 +4,18 @@ byte is lost that a fault does not drop."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import trio
+import trio.testing
 
 from harness.faults import Kill, Latency, Stall
+from harness.faults.items import Chunk, Item
 from harness.faults.position import Position
+from harness.faults.stage import BaseStage
 from harness.judging.timeline import Timeline
+from harness.proxy.direction import Connection, Leg
+from harness.proxy.plans import FaultPlan, NamedFault
 from harness.proxy.server import Proxy, ProxyConfig
 from tests.harness.conftest import LOOPBACK, read_exactly, serve
 
@@ -68,3 +75,121 @@ async def test_a_position_already_passed_fires_before_the_next_bytes() -> None:
         assert await client.receive_some(10) == b""  # nothing after the cut: a FIN
         assert [(f.name, f.offset, f.detail) for f in proxy.timeline.faults] == [("kill", 1, "fin")]
         nursery.cancel_scope.cancel()
+
+
+async def test_changes_while_a_leg_waits_to_write_lose_no_byte() -> None:
+    """A leg blocked on a full destination is not in a wait a change may end (``plans.Waits``):
+    the bytes it holds reach the producer whole however often the faults change meanwhile."""
+    sent = bytes(range(256)) * (8 * 4096)  # 8 MiB: more than both socket buffers hold
+    release, done, got = trio.Event(), trio.Event(), bytearray()
+
+    async def late_reader(stream: trio.SocketStream) -> None:
+        await release.wait()
+        while data := await stream.receive_some(1 << 20):
+            got.extend(data)
+        done.set()
+
+    async with trio.open_nursery() as nursery:
+        upstream = await serve(nursery, late_reader)
+        proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), Timeline(), live=True)
+        port = await nursery.start(proxy.serve, LOOPBACK, 0)
+        client = await trio.open_tcp_stream(LOOPBACK, port)
+
+        async def send() -> None:
+            await client.send_all(sent)
+            await client.send_eof()
+
+        nursery.start_soon(send)
+        for faults in (
+            [("a", Latency(delay_ms=0, direction="upstream"))],
+            [],
+            [("b", Latency(delay_ms=1, direction="upstream"))],
+            [],
+        ):
+            await trio.testing.wait_all_tasks_blocked()  # the leg waits to write
+            proxy.plan.set(faults)
+        release.set()
+        with trio.fail_after(30):
+            await done.wait()
+        assert bytes(got) == sent
+        nursery.cancel_scope.cancel()
+
+
+class _Scripted:
+    """An endpoint whose reads are given and whose writes are kept. ``during(n)`` runs inside
+    read ``n`` after its wait ended and before its bytes are handed back (the moment a cancel
+    can no longer take them); every write passes a checkpoint first, where a cancel left
+    pending would take its bytes."""
+
+    def __init__(
+        self, sock: trio.socket.SocketType, reads: list[bytes], during: Callable[[int], None]
+    ) -> None:
+        self.socket, self.reads, self.during, self.count = sock, reads, during, 0
+        self.writes: list[bytes] = []
+        self.ended = ""
+
+    async def read_some(self, max_bytes: int) -> bytes:
+        await trio.lowlevel.checkpoint()  # the wait
+        self.during(self.count)
+        self.count += 1
+        return self.reads.pop(0)
+
+    async def send_all(self, data: bytes) -> None:
+        await trio.lowlevel.checkpoint()
+        self.writes.append(data)
+
+    def reset(self) -> None:
+        self.ended = "rst"
+
+    async def close_write(self) -> None:
+        self.ended = "eof"
+
+    async def aclose(self) -> None:
+        self.ended = self.ended or "closed"
+
+
+class _Mapping(BaseStage):
+    """A stage that rewrites every chunk's bytes (to see which chain carried them)."""
+
+    def __init__(self, rewrite: Callable[[bytes], bytes]) -> None:
+        self.rewrite = rewrite
+
+    def pipe(self, item: Item, now: float) -> list[Item]:
+        return [Chunk(self.rewrite(item.data), item.offset) if isinstance(item, Chunk) else item]
+
+
+async def _leg_through_a_change(start: list[NamedFault], change: list[NamedFault]) -> _Scripted:
+    """Run one leg over the reads abc, def, EOF; the faults change during the first read."""
+    plan = FaultPlan(start, live=True)
+    stages: dict[str, Callable[[bytes], bytes]] = {
+        "upper": bytes.upper,
+        "reverse": lambda b: b[::-1],
+    }
+    one, other = trio.socket.socketpair()
+    src = _Scripted(one, [b"abc", b"def", b""], lambda n: plan.set(change) if n == 0 else None)
+    dst = _Scripted(other, [], lambda n: None)
+    conn = Connection(1, dst, src, 0.0)
+    leg = Leg(
+        conn,
+        "downstream",
+        src,
+        dst,
+        Timeline(),
+        65536,
+        1.0,
+        plan=plan,
+        build=lambda name, _: _Mapping(stages[name]),
+    )
+    with trio.fail_after(5):
+        await leg.run()
+    one.close()
+    other.close()
+    return dst
+
+
+async def test_bytes_read_as_the_faults_change_go_to_the_new_faults() -> None:
+    latency = Latency(delay_ms=0)
+    copied = await _leg_through_a_change([], [("upper", latency)])
+    assert (copied.writes, copied.ended) == ([b"ABC", b"DEF"], "eof")
+    chained = await _leg_through_a_change([("upper", latency)], [("reverse", latency)])
+    assert (chained.writes, chained.ended) == ([b"cba", b"fed"], "eof")

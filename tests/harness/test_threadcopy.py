@@ -1,0 +1,219 @@
+"""Legs copied in worker threads (``harness/proxy/threadcopy.py``): every byte in order and
+counted, a stop from trio ends a thread whether it waits to read or to write, a reset source
+and a broken destination end it as such, and the standalone proxy copies its unobserved,
+unfaulted legs there (or in trio when no thread is free) without a byte of difference."""
+
+from __future__ import annotations
+
+import socket
+import struct
+
+import trio
+import trio.testing
+
+from harness.control.events import ConnectionLog
+from harness.judging.timeline import Leg
+from harness.proxy.server import Proxy, ProxyConfig
+from harness.proxy.threadcopy import ThreadCopy, ThreadLegs
+from tests.harness.conftest import LOOPBACK, read_all, read_exactly, serve
+
+PATTERN = bytes(range(256)) * 4096  # 1 MiB
+
+
+def _copy(src: trio.socket.SocketType, dst: trio.socket.SocketType, read_bytes: int) -> ThreadCopy:
+    return ThreadCopy(
+        src.fileno(),
+        dst.fileno(),
+        read_bytes,
+        {"downstream": 0},
+        "downstream",
+        Leg(1, "downstream"),
+    )
+
+
+def _feeding() -> tuple[trio.SocketStream, trio.socket.SocketType]:
+    """A pair: the test writes the stream, the copy reads the socket."""
+    feed, src = trio.socket.socketpair()
+    return trio.SocketStream(feed), src
+
+
+def _fed() -> tuple[trio.socket.SocketType, trio.SocketStream]:
+    """A pair: the copy writes the socket, the test reads the stream."""
+    dst, out = trio.socket.socketpair()
+    return dst, trio.SocketStream(out)
+
+
+async def _close(*ends: trio.socket.SocketType | trio.SocketStream) -> None:
+    for end in ends:
+        if isinstance(end, trio.SocketStream):
+            await end.aclose()
+        else:
+            end.close()
+
+
+async def _receive(stream: trio.SocketStream, into: bytearray, size: int = -1) -> None:
+    """Into ``into`` until EOF, or until it holds ``size`` bytes."""
+    while len(into) != size and (data := await stream.receive_some(1 << 16)):
+        into.extend(data)
+
+
+async def test_every_byte_is_copied_in_order_and_counted() -> None:
+    feed, src = _feeding()
+    dst, out = _fed()
+    copy, got = _copy(src, dst, 4096), bytearray()
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_receive, out, got)
+        async with trio.open_nursery() as copying:
+            copying.start_soon(ThreadLegs().run, copy)
+            await feed.send_all(PATTERN)
+            await feed.send_eof()
+        # the thread held duplicates: the destination ends only when both let go
+        dst.close()
+    assert bytes(got) == PATTERN
+    assert copy.read == {"downstream": len(PATTERN)} and copy.written.written == len(PATTERN)
+    assert copy.writes >= len(PATTERN) // 4096  # no read is bigger than the buffer
+    await _close(feed, src, out)
+
+
+async def test_a_destination_that_reads_late_still_gets_every_byte() -> None:
+    feed, src = _feeding()
+    dst, out = _fed()
+    copy, got = _copy(src, dst, 1 << 18), bytearray()
+    data = PATTERN * 4  # far more than the destination's buffers hold
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(ThreadLegs().run, copy)
+        nursery.start_soon(feed.send_all, data)
+        await trio.testing.wait_all_tasks_blocked()  # the thread waits to write by now
+        with trio.fail_after(10):
+            await _receive(out, got, len(data))
+        await feed.send_eof()  # the copy ends by itself
+    assert bytes(got) == data
+    await _close(feed, src, dst, out)
+
+
+async def test_stop_ends_a_thread_waiting_to_read_or_to_write() -> None:
+    feed, src = _feeding()
+    dst, out = _fed()
+    idle, full = _copy(src, dst, 1 << 16), _copy(src, dst, 1 << 16)
+    for copy, backlog in ((idle, b""), (full, PATTERN * 4)):
+        ended: list[str] = []
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(feed.send_all, backlog)
+
+            async def run(copy: ThreadCopy = copy, ended: list[str] = ended) -> None:
+                # (abandoned on a cancel: a stop that never comes fails the test, not hangs it)
+                ended.append(await trio.to_thread.run_sync(copy.run, abandon_on_cancel=True))
+                nursery.cancel_scope.cancel()  # (the backlog's sender waits for ever)
+
+            nursery.start_soon(run)
+            await trio.testing.wait_all_tasks_blocked()
+            with trio.fail_after(5):
+                copy.stop()
+                await trio.sleep_forever()
+        copy.close()
+        assert ended == ["stopped"]
+    assert full.written.written < len(PATTERN) * 4  # it was stopped with bytes still held
+    await _close(feed, src, dst, out)
+
+
+async def test_a_cancel_stops_the_thread_then_reaches_the_caller() -> None:
+    feed, src = _feeding()
+    dst, out = _fed()
+    copy, rescued = _copy(src, dst, 1 << 16), trio.Event()
+
+    async def rescue() -> None:
+        """Should the stop never reach the thread, end its source: a failure, not a hang."""
+        await trio.sleep(5)
+        rescued.set()
+        await feed.send_eof()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(rescue)
+        with trio.move_on_after(0.05) as scope:
+            await ThreadLegs().run(copy)
+        nursery.cancel_scope.cancel()
+    assert scope.cancelled_caught and copy.stopping and not rescued.is_set()
+    await _close(feed, src, dst, out)
+
+
+async def _tcp_pair() -> tuple[trio.socket.SocketType, trio.socket.SocketType]:
+    listener = trio.socket.socket()
+    await listener.bind((LOOPBACK, 0))
+    listener.listen()
+    near = trio.socket.socket()
+    await near.connect(listener.getsockname())
+    far, _ = await listener.accept()
+    listener.close()
+    return near, far
+
+
+async def test_a_reset_source_and_a_broken_destination_end_the_copy_as_such() -> None:
+    peer, src = await _tcp_pair()
+    dst, out = _fed()
+    copy = _copy(src, dst, 1 << 16)
+    peer.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+    peer.close()  # an RST
+    assert await trio.to_thread.run_sync(copy.run) == "rst"
+    copy.close()
+    feed, src2 = _feeding()
+    await out.aclose()  # nobody reads the destination any more
+    broken = _copy(src2, dst, 1 << 16)
+    await feed.send_all(b"x")
+    assert await trio.to_thread.run_sync(broken.run) == "error"
+    broken.close()
+    await _close(src, dst, feed, src2)
+
+
+async def _echo(stream: trio.SocketStream) -> None:
+    async with stream:
+        while data := await stream.receive_some(1 << 16):
+            await stream.send_all(data)
+
+
+async def _through(threads: ThreadLegs) -> tuple[bytes, int]:
+    """2 MiB echoed through a standalone proxy, then a half-close; the bytes that came back
+    and the threaded legs counted while the connection was open."""
+    async with trio.open_nursery() as nursery:
+        upstream = await serve(nursery, _echo)
+        proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), store=ConnectionLog())
+        proxy.threads = threads
+        port = await nursery.start(proxy.serve, LOOPBACK, 0)
+        async with await trio.open_tcp_stream(LOOPBACK, port) as client:
+            await client.send_all(b"ping")
+            assert await read_exactly(client, 4) == b"ping"
+            in_threads = threads.limiter.borrowed_tokens
+
+            async def send() -> None:
+                await client.send_all(PATTERN * 2)
+                await client.send_eof()  # the echo ends, and its end comes back
+
+            nursery.start_soon(send)
+            reads = await read_all(client)
+            assert reads.end == "eof"
+        while proxy.active:
+            await proxy.wait_closed_connection()
+        assert threads.limiter.borrowed_tokens == 0
+        nursery.cancel_scope.cancel()
+    return reads.data, in_threads
+
+
+async def test_the_standalone_proxy_copies_unwatched_legs_in_threads_or_in_trio() -> None:
+    assert await _through(ThreadLegs()) == (PATTERN * 2, 2)
+    assert await _through(ThreadLegs(total=1)) == (PATTERN * 2, 1)  # the other leg: trio's
+
+
+async def test_a_reset_upstream_reaches_the_consumer_as_a_reset() -> None:
+    async def resetter(stream: trio.SocketStream) -> None:
+        await stream.receive_some(10)
+        stream.socket.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+        await stream.aclose()
+
+    async with trio.open_nursery() as nursery:
+        upstream = await serve(nursery, resetter)
+        proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), store=ConnectionLog())
+        port = await nursery.start(proxy.serve, LOOPBACK, 0)
+        async with await trio.open_tcp_stream(LOOPBACK, port) as client:
+            await client.send_all(b"go")
+            with trio.fail_after(5):
+                assert (await read_all(client)).end == "rst"
+        nursery.cancel_scope.cancel()
