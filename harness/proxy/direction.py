@@ -99,7 +99,7 @@ class Leg:
     peer_reset: bool = False
     #: how a change of the plan wakes this leg from a wait
     waits: Waits = field(default_factory=Waits)
-    #: where the copy may run in a thread instead (a leg no fault reaches and nobody watches)
+    #: where the copy may run in a thread instead, while no fault applies (``threadcopy.py``)
     threads: ThreadLegs | None = None
     _built: dict[str, tuple[Fault, Stage]] = field(default_factory=dict)
     _version: int = -1
@@ -108,13 +108,14 @@ class Leg:
         """Until the destination leg ends: copy while no fault applies, else run a chain."""
         self.plan.legs.add(self.waits)
         try:
-            faults = self.plan.for_leg(self.direction, self.conn.number)
             pending: Item | None = None
-            if not faults:
+            while not self.plan.for_leg(self.direction, self.conn.number):
                 self._version = self.plan.version  # (a chain builds itself on its first step)
                 ended, pending = await self.copy()
                 if ended:
                     return
+                if pending is not None:
+                    break  # bytes read as the faults changed: the chain takes them
             await self.run_chain(pending)
         finally:
             self.plan.legs.discard(self.waits)
@@ -122,10 +123,9 @@ class Leg:
     async def copy(self) -> tuple[bool, Item | None]:
         """The no-fault path: big reads, one write each, straight to the sockets; no digest
         either (no fault to prove). Returns ``(True, None)`` once the leg ended, or
-        ``(False, item)`` when faults came (an item read meanwhile goes to them, or None)."""
+        ``(False, item)`` when the faults changed (an item read meanwhile, or None)."""
         if self.threads is not None and self.threads.available():
-            await self._copy_in_thread(self.threads)
-            return True, None
+            return await self._copy_in_thread(self.threads), None
         while True:
             outcome: tuple[bool, Item | None] = (False, None)  # if a change ends a wait
             with self.waits.renew() as scope:
@@ -133,21 +133,35 @@ class Leg:
             if outcome[0] or self._version != self.plan.version:
                 return outcome
 
-    async def _copy_in_thread(self, threads: ThreadLegs) -> None:
-        """``copy`` in a worker thread (``threadcopy.py``), to the leg's end."""
-        conn, direction = self.conn, self.direction
-        tally = self.timeline.leg(conn.number, direction)
+    async def _copy_in_thread(self, threads: ThreadLegs) -> bool:
+        """``copy`` in a worker thread (``threadcopy.py``); True once the leg ended, False
+        when the faults changed."""
+        conn, direction, plan, version = self.conn, self.direction, self.plan, self._version
+        counters = conn.read, direction, self.timeline.leg(conn.number, direction)
         fds = self.src.socket.fileno(), self.dst.socket.fileno()
-        copy = ThreadCopy(*fds, self.read_bytes, conn.read, direction, tally)
+        copy = ThreadCopy(
+            fds,
+            self.read_bytes,
+            counters,
+            watcher=self.watcher,
+            changed=lambda: plan.version != version,
+        )
+        plan.legs.add(copy)
         try:
             ended = await threads.run(copy)
         finally:
+            plan.legs.discard(copy)  # (``run`` closed its wake-up: no ``wake`` after this)
             self.timeline.wrote_unkept(conn.number, direction, copy.writes)
+        if ended == "changed":
+            return False
+        if ended in ("eof", "rst") and self.watcher is not None:
+            self.watcher.observe_end(ended)
         if ended == "rst":
             self.peer_reset = True
             await self.close("rst", peer=True)
         elif ended != "stopped":
             await self.close(ended)
+        return True
 
     async def _copy_steps(self, scope: trio.CancelScope) -> tuple[bool, Item | None]:
         """``copy`` inside one of the leg's wait scopes (``plans.Waits``)."""

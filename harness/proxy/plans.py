@@ -11,6 +11,7 @@ connection (a timeout) takes effect at once, as in Toxiproxy.
 from __future__ import annotations
 
 from collections.abc import Sequence
+from typing import Protocol
 
 import trio
 
@@ -22,6 +23,13 @@ NamedFault = tuple[str, Fault]
 def named(faults: Sequence[Fault]) -> tuple[NamedFault, ...]:
     """A case's faults, named by their index (the name also seeds each fault's generator)."""
     return tuple((str(index), fault) for index, fault in enumerate(faults))
+
+
+class Wakeable(Protocol):
+    """A running leg, told of every change of the plan: ``Waits`` (a leg in trio), or a
+    ``threadcopy.ThreadCopy`` (a leg copying in a thread)."""
+
+    def wake(self) -> None: ...
 
 
 class Waits:
@@ -60,7 +68,7 @@ class FaultPlan:
         #: changes can happen while legs run (else legs need not watch for them)
         self.live = live
         #: the legs running under this plan
-        self.legs: set[Waits] = set()
+        self.legs: set[Wakeable] = set()
 
     def set(self, faults: Sequence[NamedFault]) -> None:
         """Replace every fault; open connections follow on their next step."""

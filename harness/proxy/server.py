@@ -306,7 +306,7 @@ class Proxy:
             return fault.stage(ctx)
 
         watched = self._watched(conn, direction)
-        offload = self._offloadable(conn, direction, timeline, watched, (src, dst))
+        offload = self._offloadable(timeline, (src, dst))
         leg = Leg(
             conn,
             direction,
@@ -322,24 +322,10 @@ class Proxy:
         )
         await leg.run()
 
-    def _offloadable(
-        self,
-        conn: Connection,
-        direction: Direction,
-        timeline: Timeline,
-        watched: bool,
-        ends: tuple[Endpoint, Endpoint],
-    ) -> bool:
-        """Whether the leg may copy in a thread (``threadcopy.py``): no fault can ever reach
-        it (none now, no control API to add one), nothing observes it, its timeline keeps
-        counts only, and both ends are plain TCP."""
-        return (
-            not self.plan.live
-            and not watched
-            and not self.plan.for_leg(direction, conn.number)
-            and timeline.keeps_nothing()
-            and all(isinstance(end, PlainEndpoint) for end in ends)
-        )
+    def _offloadable(self, timeline: Timeline, ends: tuple[Endpoint, Endpoint]) -> bool:
+        """Whether the leg may copy in a thread while no fault applies (``threadcopy.py``):
+        its timeline keeps counts only (a long-running proxy's) and both ends are plain TCP."""
+        return timeline.keeps_nothing() and all(isinstance(end, PlainEndpoint) for end in ends)
 
     def _watched(self, conn: Connection, direction: Direction) -> bool:
         """Whether the leg's locator must see its bytes: always when the caller gave one (a

@@ -1,30 +1,32 @@
-"""The pass-through copy of one direction in a thread of its own, for legs nothing watches.
+"""The pass-through copy of one direction in a thread of its own.
 
 trio's copy loop pays a scheduler pass and an epoll round for every read: a 100-byte round
 trip through it cost 2.4-2.6 x socat's with client, server and relay on one core. A thread
 that sleeps in ``poll(2)`` on its source, reads and writes costs what socat costs
-(``benchmarks/bench_proxy.py``: 0.9-1.0 x on one core), because the kernel wakes it and
-nothing else runs between the read and the write. So a leg that no fault can reach and that
-nobody observes (``Proxy._offloadable``: the standalone proxy without a control API, its
-connections recorded as counts only) copies here, at most ``MAX_THREAD_LEGS`` at a time;
-every other leg stays in trio, where faults can act on it.
+(``benchmarks/bench_proxy.py``), because the kernel wakes it and nothing else runs between
+the read and the write. So a leg of a long-running proxy (its connections recorded as counts
+only, plain TCP at both ends) copies here while no fault applies to it, at most
+``MAX_THREAD_LEGS`` at a time; a leg with faults runs in trio, where they act on it.
 
 The thread works on duplicates of the two sockets' descriptors, so the proxy may close its
 own at any time: a descriptor number can never be reused under the thread, and the socket
-itself ends (its FIN or RST goes out) when the thread lets go of it too. The thread stops
-when the source ends, the destination breaks, or trio asks (an ``eventfd`` in its poll set):
-the leg's connection is torn down, so what the thread held is dropped, as a cancelled write
-drops it in trio. It updates two counters while it runs, each written by it alone: the bytes
-read from the source (``Connection.read``) and those written (the timeline's ``Leg``), so the
-control of a running proxy sees its open connections' traffic.
+itself ends (its FIN or RST goes out) when the thread lets go of it too. An ``eventfd`` in its
+poll sets lets trio reach it: ``stop`` (the connection is torn down; what the thread holds is
+dropped, as a cancelled write drops it in trio) and ``wake`` (the faults changed: the thread
+returns before its next read, never with bytes in hand, and the leg goes on in trio). It
+updates two counters while it runs, each written by it alone: the bytes read from the source
+(``Connection.read``) and those written (the timeline's ``Leg``), so that the control API of a
+running proxy sees its open connections' traffic; a leg's watcher (a live locator) is fed from
+the thread, and trio touches it again only once the thread has returned.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import select
-from collections.abc import MutableMapping
-from typing import Literal
+from collections.abc import Callable, MutableMapping
+from typing import Literal, Protocol
 
 import trio
 
@@ -33,27 +35,39 @@ from harness.judging.timeline import Leg
 #: legs copied in threads at once (two per connection); the rest copy in trio
 MAX_THREAD_LEGS = 64
 
-Ended = Literal["eof", "rst", "error", "stopped"]
+Ended = Literal["eof", "rst", "error", "changed", "stopped"]
 
 _READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP
 _WRITABLE = select.POLLOUT | select.POLLERR | select.POLLHUP
 
 
+class Watcher(Protocol):
+    """What the thread tells a leg's watcher (``direction.Watcher``, of which it is a part)."""
+
+    def observe(self, data: bytes) -> None: ...
+
+    def observe_written(self, data: bytes) -> None: ...
+
+
 class ThreadCopy:
-    """One direction's copy loop, run by ``run`` in a worker thread; ``stop`` from trio."""
+    """One direction's copy loop, run by ``run`` in a worker thread; ``stop`` and ``wake``
+    from trio. ``changed`` says (from the thread) whether the leg's faults changed: then the
+    thread returns before its next read and the leg goes on in trio. A ``watcher`` sees every
+    read and write, from the thread (trio does not touch it until ``run`` returned)."""
 
     def __init__(
         self,
-        src: int,
-        dst: int,
+        ends: tuple[int, int],
         read_bytes: int,
-        read: MutableMapping[str, int],
-        direction: str,
-        written: Leg,
+        counters: tuple[MutableMapping[str, int], str, Leg],
+        *,
+        watcher: Watcher | None = None,
+        changed: Callable[[], bool] = lambda: False,
     ) -> None:
-        self.src, self.dst = os.dup(src), os.dup(dst)
+        self.src, self.dst = os.dup(ends[0]), os.dup(ends[1])
         self.read_bytes = read_bytes
-        self.read, self.direction, self.written = read, direction, written
+        self.read, self.direction, self.written = counters
+        self.watcher, self.changed = watcher, changed
         #: the writes made (each would be one segment of a timeline that keeps them)
         self.writes = 0
         self.stopping = False
@@ -64,13 +78,18 @@ class ThreadCopy:
         self.stopping = True
         os.eventfd_write(self._wake, 1)
 
+    def wake(self) -> None:
+        """The leg's faults changed (from trio's thread): the thread checks ``changed``."""
+        os.eventfd_write(self._wake, 1)
+
     def close(self) -> None:
         """Let go of the wake-up descriptor (from trio's thread, once ``run`` returned)."""
         os.close(self._wake)
 
     def run(self) -> Ended:
         """Copy until the source ends ("eof"), resets ("rst"), the destination breaks
-        ("error") or ``stop`` was called ("stopped"). Closes the duplicates."""
+        ("error"), the faults change ("changed", no bytes in hand) or ``stop`` was called
+        ("stopped"). Closes the duplicates."""
         try:
             return self._copy()
         finally:
@@ -81,31 +100,44 @@ class ThreadCopy:
         # Reads go into one buffer: a fresh 256 KiB bytes object a read cost a worker thread
         # an mmap and a munmap (glibc trims a thread's arena as the read shrinks it), which
         # tripled the round trip.
-        src, wake = self.src, self._wake
+        src, wake, watcher = self.src, self._wake, self.watcher
         buffer = bytearray(self.read_bytes)
         view = memoryview(buffer)
         readable = select.poll()
         readable.register(src, _READABLE)
         readable.register(wake, select.POLLIN)
         while True:
+            if self.changed():
+                return "changed"  # (during the last write: its wake-up was drained there)
             readable.poll()
             if self.stopping:
-                return "stopped"  # (only ``stop`` writes the wake-up)
+                return "stopped"
+            if self.changed():
+                return "changed"  # even when bytes came with the wake-up: they are the new faults'
             try:
                 size = os.readv(src, (buffer,))
             except BlockingIOError:
+                _drain(wake)  # woken by ``wake`` alone: ``changed`` says why
                 continue
             except OSError:
                 return "rst"
             if not size:
                 return "eof"
             self.read[self.direction] += size
-            if not self._write(view[:size]):
+            if watcher is None:
+                written = self._write(view[:size])
+            else:  # a watcher may keep what it is given: its own copy, not the buffer
+                data = bytes(view[:size])
+                watcher.observe(data)
+                if written := self._write(data):
+                    watcher.observe_written(data)
+            if not written:
                 return "stopped" if self.stopping else "error"
 
-    def _write(self, data: memoryview) -> bool:
-        """All of ``data`` to the destination; False if it broke or ``stop`` came first."""
-        view, dst, size = data, self.dst, len(data)
+    def _write(self, data: memoryview | bytes) -> bool:
+        """All of ``data`` to the destination; False if it broke or ``stop`` came first (a
+        change of the faults waits for the write)."""
+        view, dst, size = memoryview(data), self.dst, len(data)
         writable: select.poll | None = None
         while view:
             try:
@@ -116,6 +148,7 @@ class ThreadCopy:
                     writable.register(dst, _WRITABLE)
                     writable.register(self._wake, select.POLLIN)
                 writable.poll()
+                _drain(self._wake)
                 if self.stopping:
                     return False
             except OSError:
@@ -123,6 +156,12 @@ class ThreadCopy:
         self.writes += 1
         self.written.written += size
         return True
+
+
+def _drain(wake: int) -> None:
+    """Clear the wake-up (else every poll returns at once); what it meant is in the flags."""
+    with contextlib.suppress(BlockingIOError):
+        os.eventfd_read(wake)
 
 
 class ThreadLegs:

@@ -6,14 +6,16 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+import pytest
 import trio
 import trio.testing
 
+from harness.control.events import ConnectionLog
 from harness.faults import Kill, Latency, Stall
 from harness.faults.items import Chunk, Item
 from harness.faults.position import Position
 from harness.faults.stage import BaseStage
-from harness.judging.timeline import Timeline
+from harness.judging.timeline import FaultRecord, Timeline
 from harness.proxy.direction import Connection, Leg
 from harness.proxy.plans import FaultPlan, NamedFault
 from harness.proxy.server import Proxy, ProxyConfig
@@ -29,30 +31,51 @@ async def _echo(stream: trio.SocketStream) -> None:
             pass
 
 
-async def _live_proxy(nursery: trio.Nursery) -> tuple[Proxy, trio.SocketStream]:
-    upstream = await serve(nursery, _echo)
-    proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), Timeline(), live=True)
+#: how legs without faults copy: in trio (a case's proxy, whose timeline keeps everything) or
+#: in threads (a long-running proxy's, whose connections are recorded as counts only)
+COPYING = pytest.mark.parametrize("copying", ["trio", "thread"])
+
+
+def _proxy(upstream: int, copying: str) -> Proxy:
+    config = ProxyConfig((LOOPBACK, upstream))
+    if copying == "thread":
+        return Proxy(config, store=ConnectionLog(), live=True)
+    return Proxy(config, Timeline(), live=True)
+
+
+def _faults(proxy: Proxy) -> list[FaultRecord]:
+    """The faults recorded, in the proxy's timeline or in its store's."""
+    if isinstance(proxy.store, ConnectionLog):
+        return [f for record in proxy.store.records() for f in record.timeline.faults]
+    return proxy.timeline.faults
+
+
+async def _live_proxy(nursery: trio.Nursery, copying: str) -> tuple[Proxy, trio.SocketStream]:
+    proxy = _proxy(await serve(nursery, _echo), copying)
     port = await nursery.start(proxy.serve, LOOPBACK, 0)
     return proxy, await trio.open_tcp_stream(LOOPBACK, port)
 
 
-async def test_a_fault_added_to_an_open_connection_applies_to_its_next_bytes() -> None:
+@COPYING
+async def test_a_fault_added_to_an_open_connection_applies_to_its_next_bytes(copying: str) -> None:
     async with trio.open_nursery() as nursery:
-        proxy, client = await _live_proxy(nursery)
+        proxy, client = await _live_proxy(nursery, copying)
         await client.send_all(b"before")
         assert await read_exactly(client, 6) == b"before"
+        assert proxy.threads.limiter.borrowed_tokens == (2 if copying == "thread" else 0)
         proxy.plan.set([("slow", Latency(delay_ms=200))])
         started = trio.current_time()
         await client.send_all(b"after")
         assert await read_exactly(client, 5) == b"after"
         assert trio.current_time() - started >= 0.2
-        assert [f.name for f in proxy.timeline.faults] == ["latency"]
+        assert [f.name for f in _faults(proxy)] == ["latency"]
         nursery.cancel_scope.cancel()
 
 
-async def test_removing_a_fault_hands_on_what_it_held() -> None:
+@COPYING
+async def test_removing_a_fault_hands_on_what_it_held(copying: str) -> None:
     async with trio.open_nursery() as nursery:
-        proxy, client = await _live_proxy(nursery)
+        proxy, client = await _live_proxy(nursery, copying)
         proxy.plan.set([("frozen", Stall(at=Position(offset=0), duration_ms=None))])
         await client.send_all(b"held")
         with trio.move_on_after(0.3) as waited:
@@ -65,19 +88,21 @@ async def test_removing_a_fault_hands_on_what_it_held() -> None:
         nursery.cancel_scope.cancel()
 
 
-async def test_a_position_already_passed_fires_before_the_next_bytes() -> None:
+@COPYING
+async def test_a_position_already_passed_fires_before_the_next_bytes(copying: str) -> None:
     async with trio.open_nursery() as nursery:
-        proxy, client = await _live_proxy(nursery)
+        proxy, client = await _live_proxy(nursery, copying)
         await client.send_all(b"xy")
         assert await read_exactly(client, 2) == b"xy"
         proxy.plan.set([("cut", Kill(at=Position(offset=1), how="fin"))])
         await client.send_all(b"z")
         assert await client.receive_some(10) == b""  # nothing after the cut: a FIN
-        assert [(f.name, f.offset, f.detail) for f in proxy.timeline.faults] == [("kill", 1, "fin")]
+        assert [(f.name, f.offset, f.detail) for f in _faults(proxy)] == [("kill", 1, "fin")]
         nursery.cancel_scope.cancel()
 
 
-async def test_changes_while_a_leg_waits_to_write_lose_no_byte() -> None:
+@COPYING
+async def test_changes_while_a_leg_waits_to_write_lose_no_byte(copying: str) -> None:
     """A leg blocked on a full destination is not in a wait a change may end (``plans.Waits``):
     the bytes it holds reach the producer whole however often the faults change meanwhile."""
     sent = bytes(range(256)) * (8 * 4096)  # 8 MiB: more than both socket buffers hold
@@ -91,7 +116,7 @@ async def test_changes_while_a_leg_waits_to_write_lose_no_byte() -> None:
 
     async with trio.open_nursery() as nursery:
         upstream = await serve(nursery, late_reader)
-        proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), Timeline(), live=True)
+        proxy = _proxy(upstream, copying)
         port = await nursery.start(proxy.serve, LOOPBACK, 0)
         client = await trio.open_tcp_stream(LOOPBACK, port)
 

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import socket
 import struct
+from typing import Any
 
 import trio
 import trio.testing
@@ -20,15 +21,11 @@ from tests.harness.conftest import LOOPBACK, read_all, read_exactly, serve
 PATTERN = bytes(range(256)) * 4096  # 1 MiB
 
 
-def _copy(src: trio.socket.SocketType, dst: trio.socket.SocketType, read_bytes: int) -> ThreadCopy:
-    return ThreadCopy(
-        src.fileno(),
-        dst.fileno(),
-        read_bytes,
-        {"downstream": 0},
-        "downstream",
-        Leg(1, "downstream"),
-    )
+def _copy(
+    src: trio.socket.SocketType, dst: trio.socket.SocketType, read_bytes: int, **extra: Any
+) -> ThreadCopy:
+    counters = {"downstream": 0}, "downstream", Leg(1, "downstream")
+    return ThreadCopy((src.fileno(), dst.fileno()), read_bytes, counters, **extra)
 
 
 def _feeding() -> tuple[trio.SocketStream, trio.socket.SocketType]:
@@ -133,6 +130,91 @@ async def test_a_cancel_stops_the_thread_then_reaches_the_caller() -> None:
             await ThreadLegs().run(copy)
         nursery.cancel_scope.cancel()
     assert scope.cancelled_caught and copy.stopping and not rescued.is_set()
+    await _close(feed, src, dst, out)
+
+
+async def test_a_change_of_the_faults_returns_the_leg_to_trio_with_no_byte_in_hand() -> None:
+    """Idle, the thread returns at once; writing, it finishes the write first: what it read
+    is all delivered, and what it did not read is still in the source."""
+    feed, src = _feeding()
+    dst, out = _fed()
+    moved = False
+    idle = _copy(src, dst, 1 << 16, changed=lambda: moved)
+    async with trio.open_nursery() as nursery:
+        ended: list[str] = []
+
+        async def run(copy: ThreadCopy) -> None:
+            ended.append(await trio.to_thread.run_sync(copy.run, abandon_on_cancel=True))
+
+        nursery.start_soon(run, idle)
+        await trio.testing.wait_all_tasks_blocked()
+        moved = True
+        idle.wake()
+    idle.close()
+    moved, data = False, PATTERN * 4
+    busy, got = _copy(src, dst, 1 << 16, changed=lambda: moved), bytearray()
+
+    async def run_then_close() -> None:
+        await run(busy)
+        dst.close()  # (the thread let go of its duplicate): the reader sees the end
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(feed.send_all, data)
+        nursery.start_soon(run_then_close)
+        await trio.testing.wait_all_tasks_blocked()  # the thread waits to write
+        moved = True
+        busy.wake()
+        with trio.fail_after(10):
+            await _receive(out, got)  # room for the write it holds, then the end
+        nursery.cancel_scope.cancel()  # (the feeder waits for ever)
+    busy.close()
+    assert ended == ["changed", "changed"]
+    assert busy.read["downstream"] == busy.written.written == len(got) < len(data)
+    assert bytes(got) == data[: len(got)]
+    await _close(feed, src, dst, out)
+
+
+async def test_bytes_that_come_with_a_change_are_left_for_the_new_faults() -> None:
+    """A change seen only once the thread was woken by bytes: they are not copied."""
+    feed, src = _feeding()
+    dst, out = _fed()
+    answers = iter([False])  # no change before the wait; one after it
+    copy = _copy(src, dst, 1 << 16, changed=lambda: next(answers, True))
+    await feed.send_all(b"new")
+    assert await ThreadLegs().run(copy) == "changed"
+    assert (copy.read, copy.written.written) == ({"downstream": 0}, 0)
+    assert await src.recv(10) == b"new"
+    await _close(feed, src, dst, out)
+
+
+class _Seen:
+    def __init__(self) -> None:
+        self.read, self.written = bytearray(), bytearray()
+
+    def observe(self, data: bytes) -> None:
+        assert type(data) is bytes  # its own copy, never a view of the thread's buffer
+        self.read += data
+
+    def observe_written(self, data: bytes) -> None:
+        self.written += data
+
+
+async def test_a_watcher_sees_every_read_and_write_from_the_thread() -> None:
+    feed, src = _feeding()
+    dst, out = _fed()
+    seen, got = _Seen(), bytearray()
+    copy, ended = _copy(src, dst, 4096, watcher=seen), list[str]()
+
+    async def run() -> None:
+        ended.append(await ThreadLegs().run(copy))
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(_receive, out, got, len(PATTERN))
+        nursery.start_soon(run)
+        await feed.send_all(PATTERN)
+        await feed.send_eof()
+    assert ended == ["eof"]
+    assert bytes(seen.read) == bytes(seen.written) == bytes(got) == PATTERN
     await _close(feed, src, dst, out)
 
 
