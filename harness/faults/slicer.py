@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
+import itertools
 import random
 from collections import deque
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
@@ -37,6 +40,11 @@ class Slicer(BaseFault):
 
     def cuts(self, length: int, rng: random.Random) -> list[int]:
         """The slice ends of a read of ``length`` bytes, in order (the last is ``length``)."""
+        if self.variation_bytes == 0:  # no draw: the same cuts for every read of a length
+            return list(_even_edges(length, self.average_bytes)[1:])
+        return self._drawn_cuts(length, rng)
+
+    def _drawn_cuts(self, length: int, rng: random.Random) -> list[int]:
         largest = max(1, self.average_bytes + self.variation_bytes)
         variation = self.variation_bytes
         ends: list[int] = []
@@ -56,6 +64,20 @@ class Slicer(BaseFault):
     def stage(self, ctx: StageContext) -> Stage:
         return SlicerStage(self, ctx)
 
+    def edges(self, length: int, rng: random.Random) -> Sequence[int]:
+        """0 and the slice ends (``cuts``): where each slice starts and the last ends."""
+        if self.variation_bytes == 0:
+            return _even_edges(length, self.average_bytes)
+        return [0, *self._drawn_cuts(length, rng)]
+
+
+@functools.lru_cache(maxsize=64)
+def _even_edges(length: int, average_bytes: int) -> tuple[int, ...]:
+    """``edges`` without variation, kept for the lengths that come again (a bulk transfer's
+    reads are mostly full): the halving loop cost a 64-byte slice more than its write."""
+    fault = Slicer(average_bytes=average_bytes)
+    return (0, *fault._drawn_cuts(length, random.Random(0)))  # (no draw without variation)
+
 
 class SlicerStage(BaseStage):
     def __init__(self, fault: Slicer, ctx: StageContext) -> None:
@@ -65,21 +87,24 @@ class SlicerStage(BaseStage):
 
     def pipe(self, item: Item, now: float) -> list[Item]:
         if isinstance(item, Chunk) and len(item.data) > 1:
-            start, pieces = 0, []
-            for end in self.fault.cuts(len(item.data), self.ctx.rng):
-                pieces.append(Chunk(item.data[start:end], item.offset + start))
-                start = end
+            data, offset = item.data, item.offset
+            edges = self.fault.edges(len(data), self.ctx.rng)
+            pieces = [Chunk(data[a:b], offset + a) for a, b in itertools.pairwise(edges)]
             if len(pieces) > 1:
-                detail = f"{len(item.data)} bytes in {len(pieces)} slices"
-                self.ctx.recorder.fault(Slicer.kind, item.offset, detail, now)
+                detail = f"{len(data)} bytes in {len(pieces)} slices"
+                self.ctx.recorder.fault(Slicer.kind, offset, detail, now)
             self._queue.extend(pieces)
         else:
             self._queue.append(item)
         return self.poll(now)
 
     def poll(self, now: float) -> list[Item]:
-        out: list[Item] = []
         delay = self.fault.delay_ms / 1000
+        out: list[Item] = []
+        if not delay:  # nothing paces the slices: all of them go now
+            out.extend(self._queue)
+            self._queue.clear()
+            return out
         while self._queue:
             if not isinstance(self._queue[0], Chunk):
                 out.append(self._queue.popleft())

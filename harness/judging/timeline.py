@@ -131,13 +131,15 @@ class Timeline:
         proxy's connection)."""
         return self.max_segments == 0 and self.max_bytes_per_leg == 0
 
-    def wrote_unkept(self, connection: int, direction: str, writes: int) -> None:
-        """What ``wrote`` adds for ``writes`` writes on a timeline that keeps nothing, when
-        their bytes were counted in ``Leg.written`` as they went (a leg copied in a thread,
-        ``harness/proxy/threadcopy.py``)."""
-        self.segments_dropped += writes
+    def counted(self, connection: int, direction: str, writes: int, size: int) -> None:
+        """What ``wrote`` adds for ``writes`` writes of ``size`` bytes in all, on a timeline
+        that keeps nothing: counts (one call for a run of a slicer's pieces; a leg copied in
+        a thread counts its bytes in ``Leg.written`` as it goes and passes ``size`` 0)."""
         if writes:
-            self.leg(connection, direction).capped = True
+            self.segments_dropped += writes
+            leg = self.leg(connection, direction)
+            leg.written += size
+            leg.capped = True
 
     def fault(
         self,

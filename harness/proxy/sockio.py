@@ -38,6 +38,11 @@ class Endpoint(Protocol):
 
     async def send_all(self, data: bytes) -> None: ...
 
+    def write_now(self, data: bytes) -> int:
+        """How much of ``data`` the destination takes at once, without waiting (then
+        ``send_all`` the rest): no coroutine for the usual write."""
+        ...
+
     def reset(self) -> None: ...
 
     async def close_write(self) -> None: ...
@@ -80,17 +85,19 @@ class PlainEndpoint:
             except OSError as err:
                 raise trio.BrokenResourceError(str(err)) from err
 
+    def write_now(self, data: bytes) -> int:
+        try:
+            return os.write(self.socket.fileno(), data)
+        except BlockingIOError:
+            return 0
+        except OSError as err:
+            raise trio.BrokenResourceError(str(err)) from err
+
     async def send_all(self, data: bytes) -> None:
         """Write all of ``data`` straight to the socket, waiting only when its buffer is full
         (the caller's ``read_some`` is the checkpoint)."""
         sock = self.socket
-        written = 0
-        try:  # the usual case, a write the buffer takes whole: no view, no loop
-            written = os.write(sock.fileno(), data)
-        except BlockingIOError:
-            pass
-        except OSError as err:
-            raise trio.BrokenResourceError(str(err)) from err
+        written = self.write_now(data)  # the usual case, a write the buffer takes whole
         if written == len(data):
             return
         view = memoryview(data)[written:]
@@ -127,6 +134,9 @@ class TlsEndpoint:
 
     async def send_all(self, data: bytes) -> None:
         await self.stream.send_all(data)
+
+    def write_now(self, data: bytes) -> int:
+        return 0  # a TLS record goes out whole or not at all: ``send_all``
 
     def reset(self) -> None:
         self.stream.reset()

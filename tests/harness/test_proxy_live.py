@@ -163,6 +163,9 @@ class _Scripted:
         await trio.lowlevel.checkpoint()
         self.writes.append(data)
 
+    def write_now(self, data: bytes) -> int:
+        return 0  # every write goes through ``send_all`` and its checkpoint
+
     def reset(self) -> None:
         self.ended = "rst"
 
