@@ -16,7 +16,7 @@ from harness.faults.items import Chunk, Item
 from harness.faults.position import Position
 from harness.faults.stage import BaseStage
 from harness.judging.timeline import FaultRecord, Timeline
-from harness.proxy.direction import Connection, Leg
+from harness.proxy.direction import THREAD_AFTER_READS, Connection, Leg
 from harness.proxy.plans import FaultPlan, NamedFault
 from harness.proxy.server import Proxy, ProxyConfig
 from tests.harness.conftest import LOOPBACK, read_exactly, serve
@@ -60,8 +60,9 @@ async def _live_proxy(nursery: trio.Nursery, copying: str) -> tuple[Proxy, trio.
 async def test_a_fault_added_to_an_open_connection_applies_to_its_next_bytes(copying: str) -> None:
     async with trio.open_nursery() as nursery:
         proxy, client = await _live_proxy(nursery, copying)
-        await client.send_all(b"before")
-        assert await read_exactly(client, 6) == b"before"
+        for _ in range(THREAD_AFTER_READS + 1):  # (a leg moves to a thread once it has lived)
+            await client.send_all(b"before")
+            assert await read_exactly(client, 6) == b"before"
         assert proxy.threads.limiter.borrowed_tokens == (2 if copying == "thread" else 0)
         proxy.plan.set([("slow", Latency(delay_ms=200))])
         started = trio.current_time()
