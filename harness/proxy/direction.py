@@ -1,36 +1,38 @@
 """One direction of one proxied connection: a plain copy loop, or a chain of fault stages.
 
-A direction without faults is ``copy``: large reads, one write each, nothing else. A direction
-with faults is ``run_chain``: one task that reads the source, feeds each read to the chain of
-stages with the time, polls the chain when a stage's timer is due, and writes what comes out;
-while a stage is not accepting (a stall, a slow consumer) it reads nothing, so the producer
-feels the fault as backpressure. The stages are pure (``harness/faults/stage.py``): every
-decision about bytes is theirs; this module only moves bytes and keeps the clock. When the
-proxy's faults change while the leg runs (``plans.py``), the leg moves from copying to a chain
-and rebuilds its chain on its next step.
+A direction without faults is ``copy``: large reads, one write each, nothing else (a leg of a
+long-running proxy copies in a thread, ``threadcopy.py``). A direction with faults is
+``run_chain``: one task that reads the source, feeds each read to the chain of stages with the
+time, polls the chain when a stage's timer is due, and writes what comes out; while a stage is
+not accepting (a stall, a slow consumer) it reads nothing, so the producer feels the fault as
+backpressure. The stages are pure (``harness/faults/stage.py``): every decision about bytes is
+theirs; this module only moves bytes and keeps the clock. When the proxy's faults change while
+the leg runs (``plans.py``), the leg moves from copying to a chain and rebuilds its chain on
+its next step.
 
-Items become wire events here: bytes, a read boundary (wait until the peer has read everything,
-``drain.py``), FIN, RST or half-close. EOF from the source is forwarded as a half-close
-(``close_write``: a FIN, or TLS's close_notify), so the other direction keeps working
-(failure catalogue case 61). Everything written goes into the ``Timeline``.
+Items become wire events in ``writer.py``: bytes, a read boundary (wait until the peer has read
+everything, ``drain.py``), or an end, which ``Leg.close`` carries out: FIN, RST or half-close.
+EOF from the source is forwarded as a half-close (``close_write``: a FIN, or TLS's
+close_notify), so the other direction keeps working (failure catalogue case 61). Everything
+written goes into the ``Timeline``.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Protocol, cast, runtime_checkable
+from typing import Protocol, runtime_checkable
 
 import trio
 
 from harness.faults.config import Fault
-from harness.faults.items import Boundary, Chunk, Close, Direction, End, Heartbeat, Item
+from harness.faults.items import Chunk, Close, Direction, End, Item
 from harness.faults.stage import BaseStage, Chain, Stage
 from harness.judging.timeline import HowEnded, Timeline
-from harness.proxy.drain import proc_key, wait_drained
 from harness.proxy.plans import FaultPlan, NamedFault, Waits
 from harness.proxy.sockio import Endpoint
 from harness.proxy.threadcopy import ThreadCopy, ThreadLegs
+from harness.proxy.writer import BROKEN, Writer
 
 StageFactory = Callable[[str, Fault], Stage]
 
@@ -49,8 +51,6 @@ class Watcher(Protocol):
 
     def observe_closed(self, how: str) -> None: ...
 
-
-_BROKEN = (trio.BrokenResourceError, trio.ClosedResourceError)
 
 #: A stage's timer is slept to this long before it is due, and the rest spent yielding to the
 #: scheduler: trio's sleeps end in epoll, whose timeout CPython rounds up to the millisecond,
@@ -193,7 +193,7 @@ class Leg:
                 return True, None
             try:
                 await self.dst.send_all(item.data)
-            except _BROKEN:
+            except BROKEN:
                 await self.close("error")
                 return True, None
             now = trio.current_time()
@@ -204,7 +204,7 @@ class Leg:
     async def run_chain(self, pending: Item | None = None) -> None:
         """Drive the leg's chain until the destination leg ends (see the module docstring);
         ``pending`` is an item read before the chain existed."""
-        run = _ChainRun(_Writer(self), Chain([]), pending)
+        run = _ChainRun(Writer(self), Chain([]), pending)
         while True:
             with self.waits.renew() as scope:
                 if await self._chain_steps(run, scope):
@@ -284,7 +284,7 @@ class Leg:
         """The next read as an item: a Chunk, End at EOF, Close("rst") when the source reset."""
         try:
             data = await self.src.read_some(self.read_bytes)
-        except _BROKEN:
+        except BROKEN:
             self.peer_reset = True
             if self.watcher is not None:
                 self.watcher.observe_end("rst")
@@ -352,7 +352,7 @@ class Leg:
                 await dst.aclose()  # over TLS: close_notify first, so a FIN stays a clean end
             else:  # "eof" (source ended) and "half" (fault): half-close, keep the reverse open
                 await dst.close_write()  # over TLS: close_notify, the reverse still read
-        except _BROKEN:
+        except BROKEN:
             pass  # the peer is gone already; the end is recorded
 
 
@@ -368,7 +368,7 @@ async def _clean_fin(dst: Endpoint) -> None:
             await dst.close_write()
             while await dst.read_some(DRAIN_READ_BYTES):
                 pass
-        except (*_BROKEN, trio.BusyResourceError):
+        except (*BROKEN, trio.BusyResourceError):
             pass  # the peer reset, or the other direction still reads: close as it is
     await dst.aclose()
 
@@ -377,94 +377,8 @@ async def _clean_fin(dst: Endpoint) -> None:
 class _ChainRun:
     """What a leg's chain carries from one wait scope to the next."""
 
-    writer: _Writer
+    writer: Writer
     chain: Chain
     #: an item read before the chain took it (the faults changed meanwhile)
     pending: Item | None
     source_ended: bool = False
-
-
-class _Writer:
-    """Turns a chain's items into writes on the destination socket."""
-
-    def __init__(self, leg: Leg) -> None:
-        self.leg = leg
-        self.key = proc_key(leg.dst.socket)
-
-    async def write_all(self, items: list[Item]) -> bool:
-        """Write the items in order; True once one of them ended the leg. A run of chunks (a
-        slicer's pieces) goes through ``write_chunks``, the hot loop."""
-        start = 0
-        while start < len(items):
-            end = start
-            while end < len(items) and type(items[end]) is Chunk:
-                end += 1
-            if end > start:
-                if await self.write_chunks(items, start, end):
-                    return True
-                start = end
-                continue
-            if await self.write(items[start]):
-                return True
-            start += 1
-        return False
-
-    async def write_chunks(self, items: list[Item], start: int, end: int) -> bool:
-        """Write ``items[start:end]`` (all chunks), one write each, each recorded; True if the
-        destination broke. What ``write`` does for one chunk, with the lookups hoisted, no
-        coroutine for a write the buffer takes at once, and only counts on a timeline that
-        keeps nothing else (one update for the run): at 64 bytes a piece, the per-piece
-        overhead was larger than the write itself (proxy CPU 7.3 -> 6.2 us a piece)."""
-        leg = self.leg
-        dst, timeline, watcher = leg.dst, leg.timeline, leg.watcher
-        number, direction = leg.conn.number, leg.direction
-        clock, counted = trio.lowlevel.current_clock(), timeline.keeps_nothing()
-        writes = size = 0
-        broken = False
-        try:
-            for index in range(start, end):
-                data = cast(Chunk, items[index]).data  # write_all hands runs of chunks only
-                done = dst.write_now(data)
-                if done != len(data):
-                    await dst.send_all(data[done:])
-                if counted:
-                    writes, size = writes + 1, size + len(data)
-                else:
-                    timeline.wrote(clock.current_time(), number, direction, data)
-                if watcher is not None:
-                    watcher.observe_written(data)
-        except _BROKEN:
-            broken = True
-        finally:
-            timeline.counted(number, direction, writes, size)
-        if broken:
-            await leg.close("error")
-        return broken
-
-    async def write(self, item: Item) -> bool:
-        """Write one item; True once it ended the leg."""
-        leg = self.leg
-        if isinstance(item, Chunk | Heartbeat):
-            try:
-                await leg.dst.send_all(item.data)
-            except _BROKEN:
-                await leg.close("error")
-                return True
-            kind = "data" if isinstance(item, Chunk) else item.kind
-            now = trio.current_time()
-            leg.timeline.wrote(now, leg.conn.number, leg.direction, item.data, kind)
-            if leg.watcher is not None:
-                leg.watcher.observe_written(item.data)
-            return False
-        if isinstance(item, Boundary):
-            observed = await wait_drained(leg.dst.socket, self.key, leg.split_timeout_s)
-            if not observed:
-                now = trio.current_time()
-                conn = leg.conn.number
-                leg.timeline.fault(now, conn, leg.direction, "boundary-unobserved", None, item.note)
-            return False
-        if isinstance(item, Close):
-            await leg.close(item.how, peer=item.how == "rst" and leg.peer_reset)
-        else:
-            await leg.close("eof")
-        return True
