@@ -96,8 +96,7 @@ class Leg:
     plan: FaultPlan = field(default_factory=FaultPlan)
     #: makes the stage of one named fault for this leg (placement checked)
     build: StageFactory | None = None
-    #: sees every read of the source before any fault does (a live locator decoding frames)
-    #: sees the leg as it flows (a live locator), if any
+    #: sees every read of the source before any fault does, and every write (a live locator)
     watcher: Watcher | None = None
     #: the source reset the connection (its Close("rst") is the peer's, not a fault's)
     peer_reset: bool = False
