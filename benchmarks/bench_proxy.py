@@ -9,6 +9,9 @@ alike; the table gives medians:
   baseline; ``-d -d`` only so it prints the port it listens on).
 - ``tearline``: the real command, ``python -m harness.cli proxy --listen 127.0.0.1:0
   --upstream 127.0.0.1:<server> --max-connections 1``, in its own process, no faults.
+- ``tearline api`` and ``toxiproxy``: a proxy made through the Toxiproxy API of
+  ``tearline proxy --api`` and of ``../shared/anchors/toxiproxy/toxiproxy-server`` (left out
+  when it is absent), no toxic, each started pinned with ``taskset``.
 
 (a) Throughput: the server sends ``--mib`` MiB and closes; the client reads until EOF. Both ends
 are blocking sockets in threads moving 4 MiB per call (they release the GIL), so they are not
@@ -27,9 +30,8 @@ first 50 of each connection are warm-up and not counted), in three placements:
 
 ``--compare-tree DIR`` adds the proxy of another checkout (for before/after figures).
 
-Goals (issue): throughput >= 1.0 x socat; median round trip <= 1.3 x socat's. For comparison,
-toxiproxy measured 0.64-0.8 x socat throughput and ~1.5 x socat's round trip on this kind of
-machine.
+Goals (issues 3 and 10): throughput >= 1.0 x socat; median round trip <= 1.3 x socat's and no
+slower than Toxiproxy's, on one and on two cores.
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ import threading
 import time
 from collections.abc import Callable, Iterator, Sequence, Set
 from dataclasses import dataclass
+
+from benchmarks.bench_proxy_api import ROOT, TOXIPROXY, Api, free_port, proxy, wait_port
 
 MIB = 1024 * 1024
 BLOCK = 4 * MIB
@@ -231,6 +235,28 @@ def socat(upstream: int, *, cpus: Set[int] | None = None) -> contextlib.Abstract
     return running(argv, r"listening on AF=2 \S+:(\d+)", cpus=cpus)
 
 
+@contextlib.contextmanager
+def through_api(kind: str, upstream: int, *, cpus: Set[int] | None = None) -> Iterator[int]:
+    """A proxy to ``upstream`` made through a Toxiproxy API, no toxic: ``tearline api``
+    (``tearline proxy --api``) or ``toxiproxy`` (``toxiproxy-server``); yields its port. Pinned
+    from its start with ``taskset`` (Go starts its threads before anyone could pin them)."""
+    port = free_port()
+    if kind == "toxiproxy":
+        argv = [str(TOXIPROXY), "-host", LOOPBACK, "-port", str(port)]
+    else:
+        argv = [sys.executable, "-m", "harness.cli", "proxy", "--api", f"{LOOPBACK}:{port}"]
+    pin = ["taskset", "-c", ",".join(map(str, sorted(cpus)))] if cpus else []
+    process = subprocess.Popen(
+        pin + argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
+    )
+    try:
+        wait_port(port)
+        yield proxy(Api(port), "bench", upstream)
+    finally:
+        process.terminate()
+        process.wait(10)
+
+
 def make_paths(placement: Placement, compare_tree: str | None) -> dict[str, Path]:
     """The paths to measure, their relays on ``placement.relay``."""
     cpus = placement.relay
@@ -239,6 +265,9 @@ def make_paths(placement: Placement, compare_tree: str | None) -> dict[str, Path
         "socat": functools.partial(socat, cpus=cpus),
         "tearline": functools.partial(tearline, cpus=cpus),
     }
+    paths["tearline api"] = functools.partial(through_api, "tearline api", cpus=cpus)
+    if TOXIPROXY.exists():  # (optional: the benchmark runs without it)
+        paths["toxiproxy"] = functools.partial(through_api, "toxiproxy", cpus=cpus)
     if compare_tree:
         paths["tearline@tree"] = functools.partial(tearline, cwd=compare_tree, cpus=cpus)
     return paths
@@ -341,6 +370,13 @@ def report_rtt(trips: int, rounds: int, compare_tree: str | None) -> dict[str, f
     for where, ratio in ratios.items():
         verdict = "met" if ratio <= RTT_GOAL else "MISSED"
         print(f"goal tearline median <= {RTT_GOAL:.1f} x socat, {where}: {verdict} ({ratio:.2f} x)")
+    for where in ratios:
+        if (where, "toxiproxy") not in median:
+            continue
+        for name in ("tearline", "tearline api"):
+            ratio = median[where, name] / median[where, "toxiproxy"]
+            verdict = "met" if ratio <= 1.0 else "MISSED"
+            print(f"goal {name} median <= toxiproxy's, {where}: {verdict} ({ratio:.2f} x)")
     return ratios
 
 
