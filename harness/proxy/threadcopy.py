@@ -99,20 +99,27 @@ class ThreadCopy:
     def _copy(self) -> Ended:
         # Reads go into one buffer: a fresh 256 KiB bytes object a read cost a worker thread
         # an mmap and a munmap (glibc trims a thread's arena as the read shrinks it), which
-        # tripled the round trip.
-        src, wake, watcher = self.src, self._wake, self.watcher
+        # tripled the round trip. The loop keeps its names local: it is the whole hop.
+        src, dst, wake, watcher, changed = (
+            self.src,
+            self.dst,
+            self._wake,
+            self.watcher,
+            self.changed,
+        )
+        read, direction, tally = self.read, self.direction, self.written
         buffer = bytearray(self.read_bytes)
         view = memoryview(buffer)
         readable = select.poll()
         readable.register(src, _READABLE)
         readable.register(wake, select.POLLIN)
         while True:
-            if self.changed():
+            if changed():
                 return "changed"  # (during the last write: its wake-up was drained there)
             readable.poll()
             if self.stopping:
                 return "stopped"
-            if self.changed():
+            if changed():
                 return "changed"  # even when bytes came with the wake-up: they are the new faults'
             try:
                 size = os.readv(src, (buffer,))
@@ -123,38 +130,41 @@ class ThreadCopy:
                 return "rst"
             if not size:
                 return "eof"
-            self.read[self.direction] += size
-            if watcher is None:
-                written = self._write(view[:size])
-            else:  # a watcher may keep what it is given: its own copy, not the buffer
-                data = bytes(view[:size])
-                watcher.observe(data)
-                if written := self._write(data):
-                    watcher.observe_written(data)
-            if not written:
+            read[direction] += size
+            data: memoryview | bytes = view[:size]
+            kept = None  # the watcher's own copy (it may keep what it is given: not the buffer)
+            if watcher is not None:
+                data = kept = bytes(data)
+                watcher.observe(kept)
+            try:
+                done = os.write(dst, data)  # the usual case: the buffer takes it whole
+            except BlockingIOError:
+                done = 0
+            except OSError:
+                return "error"
+            if done != size and not self._write_rest(memoryview(data)[done:]):
                 return "stopped" if self.stopping else "error"
+            self.writes += 1
+            tally.written += size
+            if watcher is not None and kept is not None:
+                watcher.observe_written(kept)
 
-    def _write(self, data: memoryview | bytes) -> bool:
-        """All of ``data`` to the destination; False if it broke or ``stop`` came first (a
-        change of the faults waits for the write)."""
-        view, dst, size = memoryview(data), self.dst, len(data)
-        writable: select.poll | None = None
+    def _write_rest(self, view: memoryview) -> bool:
+        """The rest of a write, once the destination's buffer has room; False if it broke or
+        ``stop`` came first (a change of the faults waits for the write)."""
+        writable = select.poll()
+        writable.register(self.dst, _WRITABLE)
+        writable.register(self._wake, select.POLLIN)
         while view:
             try:
-                view = view[os.write(dst, view) :]
+                view = view[os.write(self.dst, view) :]
             except BlockingIOError:
-                if writable is None:
-                    writable = select.poll()
-                    writable.register(dst, _WRITABLE)
-                    writable.register(self._wake, select.POLLIN)
                 writable.poll()
                 _drain(self._wake)
                 if self.stopping:
                     return False
             except OSError:
                 return False
-        self.writes += 1
-        self.written.written += size
         return True
 
 
