@@ -7,18 +7,53 @@ out an end.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, cast
+from typing import Protocol, cast
 
 import trio
 
 from harness.faults.items import Boundary, Chunk, Close, Heartbeat, Item
+from harness.judging.timeline import Timeline
 from harness.proxy.drain import proc_key, wait_drained
-
-if TYPE_CHECKING:
-    from harness.proxy.direction import Leg
+from harness.proxy.sockio import Endpoint
 
 #: what a write to a peer that is gone raises
 BROKEN = (trio.BrokenResourceError, trio.ClosedResourceError)
+
+
+class _Numbered(Protocol):
+    @property
+    def number(self) -> int: ...
+
+
+class _Observer(Protocol):
+    def observe_written(self, data: bytes) -> None: ...
+
+
+class Leg(Protocol):
+    """What the writer needs of its leg (``direction.Leg``)."""
+
+    @property
+    def conn(self) -> _Numbered: ...
+
+    @property
+    def direction(self) -> str: ...
+
+    @property
+    def dst(self) -> Endpoint: ...
+
+    @property
+    def timeline(self) -> Timeline: ...
+
+    @property
+    def watcher(self) -> _Observer | None: ...
+
+    @property
+    def split_timeout_s(self) -> float: ...
+
+    @property
+    def peer_reset(self) -> bool: ...
+
+    async def close(self, how: str, *, peer: bool = False) -> None: ...
 
 
 class Writer:
