@@ -133,23 +133,30 @@ class Leg:
                 outcome = await self._copy_steps(scope)
             if outcome is None:  # time for a thread
                 assert self.threads is not None
-                return await self._copy_in_thread(self.threads), None
+                ended = await self._copy_in_thread(self.threads)
+                if ended is not None:
+                    return ended, None
+                self.threads = None  # no thread to be had: the copy goes on here
+                continue
             if outcome[0] or self._version != self.plan.version:
                 return outcome
 
-    async def _copy_in_thread(self, threads: ThreadLegs) -> bool:
+    async def _copy_in_thread(self, threads: ThreadLegs) -> bool | None:
         """``copy`` in a worker thread (``threadcopy.py``); True once the leg ended, False
-        when the faults changed."""
+        when the faults changed, None if the thread could not be set up (no descriptors)."""
         conn, direction, plan, version = self.conn, self.direction, self.plan, self._version
         counters = conn.read, direction, self.timeline.leg(conn.number, direction)
         fds = self.src.socket.fileno(), self.dst.socket.fileno()
-        copy = ThreadCopy(
-            fds,
-            self.read_bytes,
-            counters,
-            watcher=self.watcher,
-            changed=lambda: plan.version != version,
-        )
+        try:
+            copy = ThreadCopy(
+                fds,
+                self.read_bytes,
+                counters,
+                watcher=self.watcher,
+                changed=lambda: plan.version != version,
+            )
+        except OSError:
+            return None
         plan.legs.add(copy)
         try:
             ended = await threads.run(copy)

@@ -64,14 +64,13 @@ class ThreadCopy:
         watcher: Watcher | None = None,
         changed: Callable[[], bool] = lambda: False,
     ) -> None:
-        self.src, self.dst = os.dup(ends[0]), os.dup(ends[1])
+        self.src, self.dst, self._wake = _descriptors(ends)
         self.read_bytes = read_bytes
         self.read, self.direction, self.written = counters
         self.watcher, self.changed = watcher, changed
         #: the writes made (each would be one segment of a timeline that keeps them)
         self.writes = 0
         self.stopping = False
-        self._wake = os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC)
 
     def stop(self) -> None:
         """Ask the thread to stop at its next step (from trio's thread)."""
@@ -166,6 +165,20 @@ class ThreadCopy:
             except OSError:
                 return False
         return True
+
+
+def _descriptors(ends: tuple[int, int]) -> tuple[int, int, int]:
+    """The thread's own two sockets and its wake-up; all or none (``OSError``, EMFILE when the
+    process is out of descriptors: the leg then copies in trio)."""
+    made: list[int] = []
+    try:
+        made += [os.dup(ends[0]), os.dup(ends[1])]
+        made.append(os.eventfd(0, os.EFD_NONBLOCK | os.EFD_CLOEXEC))
+    except OSError:
+        for fd in made:
+            os.close(fd)
+        raise
+    return made[0], made[1], made[2]
 
 
 def _drain(wake: int) -> None:

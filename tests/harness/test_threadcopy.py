@@ -5,10 +5,13 @@ unfaulted legs there (or in trio when no thread is free) without a byte of diffe
 
 from __future__ import annotations
 
+import errno
+import os
 import socket
 import struct
 from typing import Any
 
+import pytest
 import trio
 import trio.testing
 
@@ -287,6 +290,35 @@ async def test_the_standalone_proxy_copies_unwatched_legs_in_threads_or_in_trio(
     trio_first = [0] * (THREAD_AFTER_READS - 1)
     assert await _through(ThreadLegs()) == (PATTERN * 2, [*trio_first, 2])
     assert await _through(ThreadLegs(total=1)) == (PATTERN * 2, [*trio_first, 1])  # one: trio
+
+
+async def test_a_leg_that_gets_no_descriptor_for_a_thread_copies_in_trio(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Out of descriptors (EMFILE) when a thread's would be made: nothing leaks, no thread runs,
+    and every byte still goes through."""
+    opened: list[int] = []
+    closed: list[int] = []
+    real_dup, real_close = os.dup, os.close
+
+    def dup(fd: int) -> int:
+        opened.append(copied := real_dup(fd))
+        return copied
+
+    def close(fd: int) -> None:
+        closed.append(fd)
+        real_close(fd)
+
+    def no_eventfd(*args: int) -> int:
+        raise OSError(errno.EMFILE, "Too many open files")
+
+    monkeypatch.setattr(os, "dup", dup)
+    monkeypatch.setattr(os, "close", close)
+    monkeypatch.setattr(os, "eventfd", no_eventfd)
+    back, in_threads = await _through(ThreadLegs())
+    assert back == PATTERN * 2 and in_threads == [0] * THREAD_AFTER_READS
+    assert len(opened) == 4  # each leg tried once: two duplicates each, then it stayed in trio
+    assert set(opened) <= set(closed)
 
 
 async def test_a_reset_upstream_reaches_the_consumer_as_a_reset() -> None:
