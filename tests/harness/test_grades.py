@@ -92,19 +92,30 @@ def test_a_whole_stream_taken_in_the_clients_own_words_is_strict() -> None:
 # --- a transport client and a change only the payload's checks refuse (judge.as_transported) --
 
 
-def _changed_trailer(transport_client: bool, accepted: tuple[str, ...]) -> Judgement:
-    """An envelope whose last message (the trailer) a corrupt fault changed in place: the
-    framing carries it whole, the checksum refuses it. The client hands on ``accepted`` and
-    ends normally."""
-    wire = WireConnection(
+def _carried_whole(
+    delivered: int,
+    changed: tuple[tuple[str, str], ...] = (),
+    added: tuple[str, ...] = (),
+) -> WireConnection:
+    """One connection whose framing carried every message the producer sent, to its end, and
+    delivered ``delivered`` of them; what the payload saw ``changed`` in place or ``added``."""
+    return WireConnection(
         number=1,
         sent=SENT,
         carrying=SENT,
         producer_end=True,
         delivered_end=True,
-        delivered=3,
-        payload_changed=((M3, CHANGED),),
+        delivered=delivered,
+        payload_changed=changed,
+        payload_added=added,
     )
+
+
+def _changed_trailer(transport_client: bool, accepted: tuple[str, ...]) -> Judgement:
+    """An envelope whose last message (the trailer) a corrupt fault changed in place: the
+    framing carries it whole, the checksum refuses it. The client hands on ``accepted`` and
+    ends normally."""
+    wire = _carried_whole(3, changed=((M3, CHANGED),))
     obs = Observation(
         report=ConsumerReport("COMPLETE", True, accepted=tuple(Accepted(d, 2) for d in accepted)),
         timeline=Timeline(),
@@ -264,15 +275,7 @@ def _junk_after_the_end(transport_client: bool, accepted: tuple[str, ...]) -> Ju
     """An event inserted after the producer's last message (junk after ``data: [DONE]``): the
     framing carries it whole, the payload refuses a frame after the signal."""
     junk = digest("junk")
-    wire = WireConnection(
-        number=1,
-        sent=SENT,
-        carrying=SENT,
-        producer_end=True,
-        delivered_end=True,
-        delivered=4,
-        payload_added=(junk,),
-    )
+    wire = _carried_whole(4, added=(junk,))
     obs = Observation(
         report=ConsumerReport("COMPLETE", True, accepted=tuple(Accepted(d, 2) for d in accepted)),
         timeline=Timeline(),

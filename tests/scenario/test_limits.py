@@ -196,6 +196,15 @@ def _sweeps(*counts: int) -> str:
     )
 
 
+def _past_the_run(line: int, at_least: int) -> str:
+    """The issue of the scenario at ``line`` that takes a run past 12 cases (the bound the
+    tests set), the run then making ``at_least`` cases."""
+    return (
+        f"x.yaml:{line}: with this scenario's cases the run makes at least {at_least}; at most "
+        "12 in one run (-k selects only after): run fewer files or narrow their sweeps"
+    )
+
+
 def test_a_run_stops_at_its_total_case_bound_before_making_the_cases(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
@@ -206,11 +215,7 @@ def test_a_run_stops_at_its_total_case_bound_before_making_the_cases(
     assert len(expand_all(scenarios[:2], lambda _: FixedShape(5))) == 9
     with pytest.raises(ScenarioError) as caught:
         expand_all(scenarios, lambda _: FixedShape(5))
-    message = (
-        "with this scenario's cases the run makes at least 16; at most 12 in one run (-k "
-        "selects only after): run fewer files or narrow their sweeps"
-    )
-    assert [str(issue) for issue in caught.value.issues] == [f"x.yaml:11: {message}"]
+    assert [str(issue) for issue in caught.value.issues] == [_past_the_run(11, 16)]
 
 
 def test_a_scenario_past_its_own_bound_says_so_within_a_run() -> None:
@@ -241,8 +246,4 @@ def test_a_run_of_sweeps_to_the_end_stops_as_the_streams_are_measured(
     scenarios = load_text("- " + by_offset.replace("\n", "\n  ") + "\n" + _sweeps(5), "x.yaml")
     with pytest.raises(ScenarioError) as caught:
         expand_all(scenarios, lambda _: FixedShape(10))
-    message = (
-        "with this scenario's cases the run makes at least 15; at most 12 in one run (-k "
-        "selects only after): run fewer files or narrow their sweeps"
-    )
-    assert [str(issue) for issue in caught.value.issues] == [f"x.yaml:9: {message}"]
+    assert [str(issue) for issue in caught.value.issues] == [_past_the_run(9, 15)]
