@@ -178,7 +178,7 @@ class Leg:
         """``copy`` inside one of the leg's wait scopes (``plans.Waits``); None when the leg
         should go on in a thread (``threadcopy.py``): after ``THREAD_AFTER_READS`` reads, with
         no bytes in hand."""
-        conn, direction, plan, waits = self.conn, self.direction, self.plan, self.waits
+        conn, direction, plan = self.conn, self.direction, self.plan
         threads, reads = self.threads, 0
         while True:
             if self._version != plan.version:
@@ -186,9 +186,7 @@ class Leg:
             if threads is not None and reads >= THREAD_AFTER_READS and threads.available():
                 return None
             reads += 1
-            waits.waiting = True
-            item = await self._read_item()
-            waits.waiting = False
+            item = await self._read_waiting()
             if scope.cancel_called:
                 return False, item  # the change came as these bytes did: they go to it
             if isinstance(item, End):
@@ -307,16 +305,20 @@ class Leg:
         return Chunk(data, offset)
 
     async def _read_before(self, wake: float | None) -> Item | None:
-        """The next read as an item, or None when ``wake`` came first; a change of the
-        faults ends the wait with ``Cancelled`` (caught by the leg's wait scope)."""
+        """The next read as an item, or None when ``wake`` came first."""
+        if wake is None:
+            return await self._read_waiting()
+        with trio.move_on_at(wake):
+            return await self._read_waiting()
+        return None
+
+    async def _read_waiting(self) -> Item:
+        """The next read as an item, in a wait that a change of the faults may end (with
+        ``Cancelled``, caught by the leg's wait scope: ``plans.Waits``)."""
         waits = self.waits
         waits.waiting = True
         try:
-            if wake is None:
-                return await self._read_item()
-            with trio.move_on_at(wake):
-                return await self._read_item()
-            return None
+            return await self._read_item()
         finally:
             waits.waiting = False
 
