@@ -10,6 +10,7 @@ what the metrics add up, comes from here; totals survive the window.
 
 from __future__ import annotations
 
+import threading
 import time
 from collections import Counter, deque
 from dataclasses import dataclass, field
@@ -26,10 +27,16 @@ MAX_FAULTS_KEPT = 100
 @dataclass(slots=True)
 class ConnectionTimeline(Timeline):
     """A timeline of one connection: no bytes, no segments, a bounded list of faults, and a
-    count of every fault fired by kind."""
+    count of every fault fired by kind. Its fault records are taken under a lock: the two
+    legs of a connection may each run their faults in a worker thread
+    (``harness/proxy/threadchain.py``), and a count or the bound must not lose a record."""
 
     by_kind: Counter[str] = field(default_factory=Counter)
     faults_dropped: int = 0
+    lock: threading.Lock = field(default_factory=threading.Lock, repr=False, compare=False)
+
+    def thread_safe(self) -> bool:
+        return self.keeps_nothing()
 
     def fault(
         self,
@@ -41,11 +48,12 @@ class ConnectionTimeline(Timeline):
         detail: str,
         source: str = "",
     ) -> None:
-        self.by_kind[name] += 1
-        if len(self.faults) >= MAX_FAULTS_KEPT:
-            self.faults_dropped += 1
-            return
-        Timeline.fault(self, now, connection, direction, name, offset, detail, source)
+        with self.lock:
+            self.by_kind[name] += 1
+            if len(self.faults) >= MAX_FAULTS_KEPT:
+                self.faults_dropped += 1
+                return
+            Timeline.fault(self, now, connection, direction, name, offset, detail, source)
 
 
 def connection_timeline(now: float) -> ConnectionTimeline:

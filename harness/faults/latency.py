@@ -60,13 +60,17 @@ class LatencyStage(BaseStage):
         self._last_release = 0.0
 
     def pipe(self, item: Item, now: float) -> list[Item]:
+        held = self._held
         if isinstance(item, End):
             # The end comes right after the last held item, not a delay after it.
-            due = self._held[-1][0] if self._held else now
+            due = held[-1][0] if held else now
         else:
             due = max(now + self.fault.draw_s(self.ctx.rng), self._last_release)
         self._last_release = due
-        self._held.append((due, now, item))
+        if due <= now and not held:  # nothing to wait for (0 ms): on at once
+            self._record(item, now, now)
+            return [item]
+        held.append((due, now, item))
         return self.poll(now)
 
     def poll(self, now: float) -> list[Item]:

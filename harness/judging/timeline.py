@@ -131,6 +131,13 @@ class Timeline:
         proxy's connection)."""
         return self.max_segments == 0 and self.max_bytes_per_leg == 0
 
+    def thread_safe(self) -> bool:
+        """Whether worker threads may record into this timeline while trio does (a leg's
+        chain in a thread, ``harness/proxy/threadchain.py``): only a timeline that keeps
+        nothing but counts and locks its fault records (a long-running proxy's connection,
+        ``harness/control/events.py``). This one does not: the judge's is trio's alone."""
+        return False
+
     def counted(self, connection: int, direction: str, writes: int, size: int) -> None:
         """What ``wrote`` adds for ``writes`` writes of ``size`` bytes in all, on a timeline
         that keeps nothing: counts (one call for a run of a slicer's pieces; a leg copied in

@@ -26,12 +26,14 @@ from typing import Protocol, runtime_checkable
 import trio
 
 from harness.faults.config import Fault
-from harness.faults.items import Chunk, Close, Direction, End, Item
+from harness.faults.items import Boundary, Chunk, Close, Direction, End, Item
 from harness.faults.stage import BaseStage, Chain, Stage
 from harness.judging.timeline import HowEnded, Timeline
+from harness.judging.timeline import Leg as TimedLeg
 from harness.proxy.plans import FaultPlan, NamedFault, Waits
 from harness.proxy.sockio import Endpoint
-from harness.proxy.threadcopy import ThreadCopy, ThreadLegs
+from harness.proxy.threadchain import ThreadChain
+from harness.proxy.threadcopy import Ended, ThreadCopy, ThreadLegs
 from harness.proxy.writer import BROKEN, Writer
 
 StageFactory = Callable[[str, Fault], Stage]
@@ -61,6 +63,8 @@ TIMER_SLACK_S = 0.001
 #: microseconds to set up (``to_thread``, an eventfd, two duplicated descriptors), which
 #: doubled the time of 100,000 short connections; a leg that lives longer gains it back
 THREAD_AFTER_READS = 16
+#: the most times the reads before a thread double (``_ChainRun.thread_after``)
+MAX_THREAD_BACKOFF = 8
 #: how long a FIN's end waits for the peer's own close before closing anyway (``_clean_fin``)
 FIN_DRAIN_S = 1.0
 DRAIN_READ_BYTES = 65536
@@ -144,25 +148,11 @@ class Leg:
     async def _copy_in_thread(self, threads: ThreadLegs) -> bool | None:
         """``copy`` in a worker thread (``threadcopy.py``); True once the leg ended, False
         when the faults changed, None if the thread could not be set up (no descriptors)."""
-        conn, direction, plan, version = self.conn, self.direction, self.plan, self._version
-        counters = conn.read, direction, self.timeline.leg(conn.number, direction)
-        fds = self.src.socket.fileno(), self.dst.socket.fileno()
         try:
-            copy = ThreadCopy(
-                fds,
-                self.read_bytes,
-                counters,
-                watcher=self.watcher,
-                changed=lambda: plan.version != version,
-            )
+            copy = ThreadCopy(*self._thread_ends(), watcher=self.watcher, changed=self._changed())
         except OSError:
             return None
-        plan.legs.add(copy)
-        try:
-            ended = await threads.run(copy)
-        finally:
-            plan.legs.discard(copy)  # (``run`` closed its wake-up: no ``wake`` after this)
-            self.timeline.counted(conn.number, direction, copy.writes, 0)
+        ended = await self._in_thread(threads, copy)
         if ended == "changed":
             return False
         if ended in ("eof", "rst") and self.watcher is not None:
@@ -173,6 +163,50 @@ class Leg:
         elif ended != "stopped":
             await self.close(ended)
         return True
+
+    async def _chain_in_thread(self, threads: ThreadLegs, run: _ChainRun) -> bool:
+        """``run``'s chain in a worker thread (``threadchain.py``) until it hands the leg back;
+        True once the leg ended."""
+        clock = trio.lowlevel.current_clock().current_time  # (the stages' clock, as in trio)
+        try:
+            ends = self._thread_ends()
+            thread = ThreadChain(
+                *ends, run.chain, clock, watcher=self.watcher, changed=self._changed()
+            )
+        except OSError:
+            self.threads = None  # no descriptors: the leg stays in trio
+            return False
+        ended = await self._in_thread(threads, thread)
+        run.reads = 0
+        run.source_ended |= thread.source_ended
+        self.peer_reset |= thread.peer_reset
+        if ended == "error":
+            await self.close("error")
+        if ended in ("error", "stopped"):
+            return True
+        if any(isinstance(item, Boundary) for item in thread.rest):
+            run.boundaries += 1  # (a paced slice hands every read back: see _ChainRun)
+        return await run.writer.write_all(thread.rest)  # (nothing when the faults changed)
+
+    def _thread_ends(self) -> tuple[tuple[int, int], int, tuple[dict[str, int], str, TimedLeg]]:
+        """What a thread of this leg works on: the two sockets, the read size, the counters."""
+        conn, direction = self.conn, self.direction
+        counters = conn.read, direction, self.timeline.leg(conn.number, direction)
+        return (self.src.socket.fileno(), self.dst.socket.fileno()), self.read_bytes, counters
+
+    def _changed(self) -> Callable[[], bool]:
+        """Whether the faults changed since this leg last looked (asked from a thread)."""
+        plan, version = self.plan, self._version
+        return lambda: plan.version != version
+
+    async def _in_thread(self, threads: ThreadLegs, thread: ThreadCopy) -> Ended:
+        """Run ``thread`` (woken by every change of the faults), counting its writes."""
+        self.plan.legs.add(thread)
+        try:
+            return await threads.run(thread)
+        finally:
+            self.plan.legs.discard(thread)  # (``run`` closed its wake-up: no ``wake`` after this)
+            self.timeline.counted(self.conn.number, self.direction, thread.writes, 0)
 
     async def _copy_steps(self, scope: trio.CancelScope) -> tuple[bool, Item | None] | None:
         """``copy`` inside one of the leg's wait scopes (``plans.Waits``); None when the leg
@@ -207,17 +241,23 @@ class Leg:
 
     async def run_chain(self, pending: Item | None = None) -> None:
         """Drive the leg's chain until the destination leg ends (see the module docstring);
-        ``pending`` is an item read before the chain existed."""
+        ``pending`` is an item read before the chain existed. A leg of a long-running proxy
+        that has lived moves its chain to a thread (``threadchain.py``) and back."""
         run = _ChainRun(Writer(self), Chain([]), pending)
         while True:
+            ended: bool | None = False  # if a change of the faults ends a wait
             with self.waits.renew() as scope:
-                if await self._chain_steps(run, scope):
-                    return
+                ended = await self._chain_steps(run, scope)
+            if ended is None:
+                assert self.threads is not None
+                ended = await self._chain_in_thread(self.threads, run)
+            if ended:
+                return
 
-    async def _chain_steps(self, run: _ChainRun, scope: trio.CancelScope) -> bool:
+    async def _chain_steps(self, run: _ChainRun, scope: trio.CancelScope) -> bool | None:
         """``run_chain`` inside one of the leg's wait scopes (``plans.Waits``): True once the
         leg ended, False when a change of the faults came with bytes in hand (``run.pending``)
-        so that the scope must be left."""
+        so that the scope must be left, None when the chain should go on in a thread."""
         chain, writer = run.chain, run.writer
         while True:
             if self._version != self.plan.version:
@@ -238,6 +278,9 @@ class Leg:
                 await trio.lowlevel.checkpoint()  # the last stretch before a timer: see below
                 continue
             elif chain.accepting and not run.source_ended:
+                if run.reads >= run.thread_after() and self.threads and self.threads.available():
+                    return None
+                run.reads += 1
                 item = await self._read_before(None if wake is None else wake - TIMER_SLACK_S)
                 if item is None:
                     continue  # a timer came first
@@ -390,3 +433,12 @@ class _ChainRun:
     #: an item read before the chain took it (the faults changed meanwhile)
     pending: Item | None
     source_ended: bool = False
+    #: reads in trio since the chain last ran in a thread
+    reads: int = 0
+    #: times a thread handed back a read boundary: a paced slice does on every read, and a
+    #: thread set up for each would cost more than it saves, so the wait for one doubles
+    boundaries: int = 0
+
+    def thread_after(self) -> int:
+        """Reads in trio before the chain may move to a thread again."""
+        return THREAD_AFTER_READS << min(self.boundaries, MAX_THREAD_BACKOFF)

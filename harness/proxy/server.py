@@ -323,9 +323,10 @@ class Proxy:
         await leg.run()
 
     def _offloadable(self, timeline: Timeline, ends: tuple[Endpoint, Endpoint]) -> bool:
-        """Whether the leg may copy in a thread while no fault applies (``threadcopy.py``):
-        its timeline keeps counts only (a long-running proxy's) and both ends are plain TCP."""
-        return timeline.keeps_nothing() and all(isinstance(end, PlainEndpoint) for end in ends)
+        """Whether the leg may run in a thread (``threadcopy.py``, ``threadchain.py``): its
+        timeline keeps counts only and takes records from threads (a long-running proxy's)
+        and both ends are plain TCP."""
+        return timeline.thread_safe() and all(isinstance(end, PlainEndpoint) for end in ends)
 
     def _watched(self, conn: Connection, direction: Direction) -> bool:
         """Whether the leg's locator must see its bytes: always when the caller gave one (a

@@ -35,7 +35,9 @@ from harness.judging.timeline import Leg
 #: legs copied in threads at once (two per connection); the rest copy in trio
 MAX_THREAD_LEGS = 64
 
-Ended = Literal["eof", "rst", "error", "changed", "stopped"]
+#: why a thread returned: its source ended or reset, its destination broke, the faults changed,
+#: ``stop`` was called, or (a chain, ``threadchain.py``) it handed trio what only trio does
+Ended = Literal["eof", "rst", "error", "changed", "stopped", "handed"]
 
 _READABLE = select.POLLIN | select.POLLPRI | select.POLLERR | select.POLLHUP
 _WRITABLE = select.POLLOUT | select.POLLERR | select.POLLHUP
@@ -71,6 +73,7 @@ class ThreadCopy:
         #: the writes made (each would be one segment of a timeline that keeps them)
         self.writes = 0
         self.stopping = False
+        self._writable: select.poll | None = None
 
     def stop(self) -> None:
         """Ask the thread to stop at its next step (from trio's thread)."""
@@ -90,28 +93,20 @@ class ThreadCopy:
         ("error"), the faults change ("changed", no bytes in hand) or ``stop`` was called
         ("stopped"). Closes the duplicates."""
         try:
-            return self._copy()
+            return self._loop()
         finally:
             os.close(self.src)
             os.close(self.dst)
 
-    def _copy(self) -> Ended:
+    def _loop(self) -> Ended:
         # Reads go into one buffer: a fresh 256 KiB bytes object a read cost a worker thread
         # an mmap and a munmap (glibc trims a thread's arena as the read shrinks it), which
         # tripled the round trip. The loop keeps its names local: it is the whole hop.
-        src, dst, wake, watcher, changed = (
-            self.src,
-            self.dst,
-            self._wake,
-            self.watcher,
-            self.changed,
-        )
-        read, direction, tally = self.read, self.direction, self.written
+        watcher, changed, read_into = self.watcher, self.changed, self._read_into
+        read, direction = self.read, self.direction
         buffer = bytearray(self.read_bytes)
         view = memoryview(buffer)
-        readable = select.poll()
-        readable.register(src, _READABLE)
-        readable.register(wake, select.POLLIN)
+        readable = self._poll_set(self.src)
         while True:
             if changed():
                 return "changed"  # (during the last write: its wake-up was drained there)
@@ -120,46 +115,72 @@ class ThreadCopy:
                 return "stopped"
             if changed():
                 return "changed"  # even when bytes came with the wake-up: they are the new faults'
-            try:
-                size = os.readv(src, (buffer,))
-            except BlockingIOError:
-                _drain(wake)  # woken by ``wake`` alone: ``changed`` says why
+            size = read_into(buffer)
+            if size is None:
                 continue
-            except OSError:
-                return "rst"
-            if not size:
-                return "eof"
+            if isinstance(size, str):
+                return size
             read[direction] += size
             data: memoryview | bytes = view[:size]
             kept = None  # the watcher's own copy (it may keep what it is given: not the buffer)
             if watcher is not None:
                 data = kept = bytes(data)
                 watcher.observe(kept)
-            try:
-                done = os.write(dst, data)  # the usual case: the buffer takes it whole
-            except BlockingIOError:
-                done = 0
-            except OSError:
-                return "error"
-            if done != size and not self._write_rest(memoryview(data)[done:]):
-                return "stopped" if self.stopping else "error"
+            if (failed := self._write(data)) is not None:
+                return failed
             self.writes += 1
-            tally.written += size
+            self.written.written += size
             if watcher is not None and kept is not None:
                 watcher.observe_written(kept)
+
+    def _poll_set(self, *fds: int) -> select.poll:
+        """A poll set of ``fds`` (read side) and the wake-up."""
+        readable = select.poll()
+        for fd in fds:
+            readable.register(fd, _READABLE)
+        readable.register(self._wake, select.POLLIN)
+        return readable
+
+    def _read_into(self, buffer: bytearray) -> int | Literal["eof", "rst"] | None:
+        """One read of the source into ``buffer``: its size, "eof", "rst", or None when there
+        was nothing to read (the wake-up alone woke the poll: ``changed`` says why)."""
+        try:
+            size = os.readv(self.src, (buffer,))
+        except BlockingIOError:
+            drain(self._wake)
+            return None
+        except OSError:
+            return "rst"
+        return size or "eof"
+
+    def _write(self, data: bytes | memoryview) -> Ended | None:
+        """Write ``data`` whole (the caller counts it); "error" if the destination broke,
+        "stopped" if ``stop`` came while it waited for room (a change of the faults waits for
+        the write)."""
+        try:
+            done = os.write(self.dst, data)  # the usual case: the buffer takes it whole
+        except BlockingIOError:
+            done = 0
+        except OSError:
+            return "error"
+        if done != len(data) and not self._write_rest(memoryview(data)[done:]):
+            return "stopped" if self.stopping else "error"
+        return None
 
     def _write_rest(self, view: memoryview) -> bool:
         """The rest of a write, once the destination's buffer has room; False if it broke or
         ``stop`` came first (a change of the faults waits for the write)."""
-        writable = select.poll()
-        writable.register(self.dst, _WRITABLE)
-        writable.register(self._wake, select.POLLIN)
+        writable = self._writable
+        if writable is None:  # (made once: a slicer's pieces may each wait for room)
+            writable = self._writable = select.poll()
+            writable.register(self.dst, _WRITABLE)
+            writable.register(self._wake, select.POLLIN)
         while view:
             try:
                 view = view[os.write(self.dst, view) :]
             except BlockingIOError:
                 writable.poll()
-                _drain(self._wake)
+                drain(self._wake)
                 if self.stopping:
                     return False
             except OSError:
@@ -181,7 +202,7 @@ def _descriptors(ends: tuple[int, int]) -> tuple[int, int, int]:
     return made[0], made[1], made[2]
 
 
-def _drain(wake: int) -> None:
+def drain(wake: int) -> None:
     """Clear the wake-up (else every poll returns at once); what it meant is in the flags."""
     with contextlib.suppress(BlockingIOError):
         os.eventfd_read(wake)
