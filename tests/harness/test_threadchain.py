@@ -27,8 +27,7 @@ from harness.faults.split import Split
 from harness.faults.stage import Chain, StageContext
 from harness.faults.stall import Stall
 from harness.judging.timeline import HowEnded, Leg
-from harness.link.live import LiveStream
-from harness.link.locator import LinkTraits
+from harness.link.live import LinkTraits, LiveStream
 from harness.proxy.direction import MAX_THREAD_BACKOFF, THREAD_AFTER_READS, _ChainRun
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.proxy.threadchain import ThreadChain
@@ -81,7 +80,8 @@ def _thread(
     clock = trio.lowlevel.current_clock().current_time
     chain = _chain(faults, records)
     ends = src.fileno(), dst.fileno()
-    return ThreadChain(ends, 4096, counters, chain, clock, watcher=records, changed=changed), records
+    thread = ThreadChain(ends, 4096, counters, chain, clock, watcher=records, changed=changed)
+    return thread, records
 
 
 async def test_what_the_chain_hands_on_is_written_in_order_and_counted() -> None:
@@ -238,7 +238,8 @@ async def test_the_standalone_proxy_runs_a_faulted_leg_in_a_thread_and_ends_it_i
     (record,) = proxy.store.records()
     timeline = record.timeline
     assert timeline.by_kind == {"latency": pings, "kill": 1}
-    assert [(f.name, f.offset) for f in timeline.faults if f.name == "kill"] == [("kill", 6 * pings)]
+    kills = [(f.name, f.offset) for f in timeline.faults if f.name == "kill"]
+    assert kills == [("kill", 6 * pings)]
     end = timeline.end_of(1, "downstream")
     assert end is not None and (end.how, end.written) == (HowEnded.FIN, 6 * pings)
 
