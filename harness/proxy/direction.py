@@ -5,10 +5,11 @@ long-running proxy copies in a thread, ``threadcopy.py``). A direction with faul
 ``run_chain``: one task that reads the source, feeds each read to the chain of stages with the
 time, polls the chain when a stage's timer is due, and writes what comes out; while a stage is
 not accepting (a stall, a slow consumer) it reads nothing, so the producer feels the fault as
-backpressure. The stages are pure (``harness/faults/stage.py``): every decision about bytes is
-theirs; this module only moves bytes and keeps the clock. When the proxy's faults change while
-the leg runs (``plans.py``), the leg moves from copying to a chain and rebuilds its chain on
-its next step.
+backpressure (a leg of a long-running proxy does this in a thread too, ``threadchain.py``,
+and comes back for what only trio does). The stages are pure (``harness/faults/stage.py``):
+every decision about bytes is theirs; this module only moves bytes and keeps the clock. When
+the proxy's faults change while the leg runs (``plans.py``), the leg moves from copying to a
+chain and rebuilds its chain on its next step.
 
 Items become wire events in ``writer.py``: bytes, a read boundary (wait until the peer has read
 everything, ``drain.py``), or an end, which ``Leg.close`` carries out: FIN, RST or half-close.

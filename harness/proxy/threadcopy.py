@@ -6,7 +6,8 @@ that sleeps in ``poll(2)`` on its source, reads and writes costs what socat cost
 (``benchmarks/bench_proxy.py``), because the kernel wakes it and nothing else runs between
 the read and the write. So a leg of a long-running proxy (its connections recorded as counts
 only, plain TCP at both ends) copies here while no fault applies to it, at most
-``MAX_THREAD_LEGS`` at a time; a leg with faults runs in trio, where they act on it.
+``MAX_THREAD_LEGS`` at a time; a leg with faults runs its chain in a thread of the same kind
+(``threadchain.py``), or in trio.
 
 The thread works on duplicates of the two sockets' descriptors, so the proxy may close its
 own at any time: a descriptor number can never be reused under the thread, and the socket
