@@ -108,6 +108,12 @@ class _Utf8Counter:
             index += 1
         self._carry = window[index:]
 
+    @property
+    def carrying(self) -> bool:
+        """A character's start is held for the next read (``feed`` then drops it if no more
+        characters are wanted)."""
+        return bool(self._carry)
+
 
 class LiveStream:
     """The ``Locator`` of one direction of one connection, and what it saw (see the module
@@ -173,12 +179,17 @@ class LiveStream:
 
     # -- learning ---------------------------------------------------------------------------
     def observe(self, data: bytes) -> None:
+        # Called for every read a watched leg makes (a thread's too): what no fault asked for
+        # is skipped before a call is made.
         start = self.seen
         self.seen += len(data)
         if start < OPENING_BYTES:
             self.opening += data[: OPENING_BYTES - start]
-        self._search(data, start)
-        self._chars.feed(data, start)
+        if self._texts:
+            self._search(data, start)
+        chars = self._chars
+        if chars.wanted > len(chars.starts) or chars.carrying:
+            chars.feed(data, start)
         if not self._head_lost:
             if self.head_end is None:
                 self._find_head(data, start)
@@ -187,7 +198,8 @@ class LiveStream:
         if self._sse:  # only an SSE event's trailer looks back at the bytes
             self._window = self._window[-3:] + data
             self._window_start = start - (len(self._window) - len(data))
-        self._close_trailer()
+        if self._trailer_at is not None:
+            self._close_trailer()
         if self.codec is not None and self.error is None:
             self._decode(data, start)
 
