@@ -95,8 +95,11 @@ def run_all(
     settings: RunSettings | None = None,
     *,
     progress: Progress | None = None,
+    before_alone: Callable[[], None] | None = None,
 ) -> list[CaseResult]:
-    """Run every case; ``progress`` is called once per finished case (in the parent)."""
+    """Run every case; ``progress`` is called once per finished case (in the parent), and
+    ``before_alone`` before the exclusive cases run alone in this process (what the caller
+    does in the background must stop by then)."""
     settings = settings or RunSettings()
     cases = [_with_deadline(case, settings.deadline_ms) for case in cases]
     results: list[CaseResult | None] = [None] * len(cases)
@@ -109,6 +112,8 @@ def run_all(
 
     shared = [i for i, case in enumerate(cases) if not case.scenario.exclusive]
     _run_indices(cases, shared, settings, collect)
+    if before_alone is not None:
+        before_alone()
     alone = dataclasses.replace(settings, jobs=1, in_flight=1)
     for index in (i for i, case in enumerate(cases) if case.scenario.exclusive):
         _run_indices(cases, [index], alone, collect)

@@ -68,10 +68,14 @@ def test_in_flight_caps_the_cases_at_once(tracker: Tracker) -> None:
 
 
 def test_an_exclusive_scenario_runs_alone_after_the_others(tracker: Tracker) -> None:
+    """...and what the caller does in the background is stopped before they start."""
     cases = _cases(_scenario("shared", 6) + _scenario("alone", 2, "  exclusive: true\n"))
-    results = run_all(cases, RunSettings(jobs=1, in_flight=8))
+    ran_before: list[int] = []
+    settings = RunSettings(jobs=1, in_flight=8)
+    results = run_all(cases, settings, before_alone=lambda: ran_before.append(len(tracker.order)))
     alone = [c.case_id for c in cases if c.scenario.exclusive]
     assert [r.case_id for r in results] == [c.case_id for c in cases]  # in case order
+    assert ran_before == [6]
     assert tracker.order[-2:] == alone
     assert all(not tracker.alongside.get(case_id) for case_id in alone)
     assert tracker.most == 6

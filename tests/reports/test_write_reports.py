@@ -4,24 +4,40 @@ from __future__ import annotations
 
 import json
 import sys
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
 
 from harness.cli import main
+from harness.cli import scenario as scenario_command
 from harness.judging.results import CaseResult
 from harness.reports.writer import pcap_name, preload, write_pcaps, write_reports
 from tests.reports.conftest import MIXED
 from tests.reports.synthetic import synthetic_results
 
 
+@pytest.mark.parametrize("jobs", ["1", "2"])
 def test_tearline_run_writes_every_report(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    jobs: str,
 ) -> None:
+    """With worker processes, the writers are imported in a thread while the cases run."""
+    preloaded: list[str] = []
+
+    def preload_here() -> None:
+        preloaded.append(threading.current_thread().name)
+        preload()
+
+    monkeypatch.setattr(scenario_command, "_preload_reports", preload_here)
     out = tmp_path / "reports"
-    code = main(["run", str(MIXED), "-k", "wrong-expectation or clean", "--report", str(out)])
+    select = "wrong-expectation or clean"
+    code = main(["run", str(MIXED), "-k", select, "--jobs", jobs, "--report", str(out)])
     assert code == 1
+    assert preloaded == ([] if jobs == "1" else ["report-preload"])
     printed = capsys.readouterr().out
     assert "reports:" in printed and str(out) in printed  # rich may wrap the line
     assert sorted(p.name for p in out.iterdir()) == [
@@ -89,6 +105,19 @@ def test_a_report_that_cannot_be_written_raises(
         write_reports(results[:1], str(tmp_path), pcap="none", elapsed_s=0.1, command=["x"])
     assert "IsADirectoryError" in capfd.readouterr().err
     assert (tmp_path / "index.html").is_file()  # the page was still written
+
+
+def test_the_preload_thread_starts_once_and_only_when_enabled(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    started: list[str] = []
+    monkeypatch.setattr(scenario_command, "_preload_reports", lambda: started.append("x"))
+    for enabled in (True, False):
+        preloading = scenario_command.ReportPreload(enabled=enabled)
+        preloading.start()
+        preloading.start()  # (every result calls it)
+        preloading.join()
+    assert started == ["x"]
 
 
 def test_preload_imports_what_the_reports_need() -> None:
