@@ -122,6 +122,16 @@ def report_rtt(rtt: Samples) -> None:
             f"{'wider' if wider else 'no wider'} (goal within {MEDIAN_GOAL_MS} ms and no wider: "
             f"{'met' if met else 'missed'})"
         )
+        iqr_ours, iqr_theirs = _iqr_us(ten["tearline"]), _iqr_us(ten["toxiproxy"])
+        print(
+            f"latency 10 ms, interquartile range (a spread a few outliers do not move): "
+            f"{iqr_ours:.1f} us against {iqr_theirs:.1f} us ({iqr_ours / iqr_theirs:.2f})"
+        )
+
+
+def _iqr_us(values: Sequence[float]) -> float:
+    quartiles = statistics.quantiles(values, n=4)
+    return (quartiles[2] - quartiles[0]) * 1e6
 
 
 def report_slicing(slicing: Samples) -> None:
