@@ -325,6 +325,7 @@ def run(args: argparse.Namespace) -> int:
     if args.report:
         from harness.reports.writer import write_reports  # noqa: PLC0415 - scapy etc. only when asked
 
+        writing = time.monotonic()
         written = write_reports(
             results,
             args.report,
@@ -333,7 +334,8 @@ def run(args: argparse.Namespace) -> int:
             command=["tearline", *sys.argv[1:]],
             detail=args.report_detail,
         )
-        console.print(f"reports: {written}", soft_wrap=True)
+        took = time.monotonic() - writing
+        console.print(f"reports: {written} (written in {took:.2f} s)", soft_wrap=True)
     return 0 if all(r.ok for r in results) else 1
 
 
