@@ -162,8 +162,11 @@ class Chain:
     # (Both are asked before every read; plain loops cost half of a comprehension's.)
     @property
     def wake_at(self) -> float | None:
+        stages = self.stages
+        if len(stages) == 1:
+            return stages[0].wake_at
         soonest = None
-        for stage in self.stages:
+        for stage in stages:
             due = stage.wake_at
             if due is not None and (soonest is None or due < soonest):
                 soonest = due
