@@ -28,7 +28,12 @@ from harness.faults.stage import Chain, StageContext
 from harness.faults.stall import Stall
 from harness.judging.timeline import HowEnded, Leg
 from harness.link.live import LinkTraits, LiveStream
-from harness.proxy.direction import MAX_THREAD_BACKOFF, THREAD_AFTER_READS, _ChainRun
+from harness.proxy.direction import (
+    MAX_THREAD_BACKOFF,
+    THREAD_AFTER_BYTES,
+    THREAD_AFTER_READS,
+    _ChainRun,
+)
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.proxy.threadchain import ThreadChain
 from harness.proxy.threadcopy import ThreadLegs
@@ -195,15 +200,28 @@ async def test_a_change_of_the_faults_returns_before_the_next_read() -> None:
     await _close(feed, src, dst, out)
 
 
-def test_a_chain_that_hands_back_boundaries_waits_longer_for_a_thread() -> None:
-    """A paced slice hands every read back: each time, the reads before a thread double."""
+def test_a_chain_moves_to_a_thread_once_it_has_lived_and_later_after_boundaries() -> None:
+    """16 reads, or a MiB carried; a paced slice hands every read back: each time, the reads
+    before a thread double, and the bytes carried no longer count."""
     run = _ChainRun(writer=None, chain=Chain([]), pending=None)  # type: ignore[arg-type]
-    waits = []
+    firsts = []
     for boundaries in (0, 1, 2, MAX_THREAD_BACKOFF, MAX_THREAD_BACKOFF + 5):
         run.boundaries = boundaries
-        waits.append(run.thread_after())
+        firsts.append(next(n for n in range(1 << 20) if _wants(run, n, 0)))
     top = THREAD_AFTER_READS << MAX_THREAD_BACKOFF
-    assert waits == [THREAD_AFTER_READS, THREAD_AFTER_READS * 2, THREAD_AFTER_READS * 4, top, top]
+    assert firsts == [THREAD_AFTER_READS, THREAD_AFTER_READS * 2, THREAD_AFTER_READS * 4, top, top]
+    run.boundaries = 0
+    assert (_wants(run, 1, THREAD_AFTER_BYTES - 1), _wants(run, 1, THREAD_AFTER_BYTES)) == (
+        False,
+        True,
+    )
+    run.boundaries = 1
+    assert not _wants(run, 1, THREAD_AFTER_BYTES * 100)
+
+
+def _wants(run: _ChainRun, reads: int, carried: int) -> bool:
+    run.reads = reads
+    return run.wants_thread(carried)
 
 
 async def _echo(stream: trio.SocketStream) -> None:

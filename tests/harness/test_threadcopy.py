@@ -17,7 +17,8 @@ import trio.testing
 
 from harness.control.events import ConnectionLog
 from harness.judging.timeline import Leg
-from harness.proxy.direction import THREAD_AFTER_READS
+from harness.proxy import direction
+from harness.proxy.direction import THREAD_AFTER_BYTES, THREAD_AFTER_READS
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.proxy.threadcopy import ThreadCopy, ThreadLegs
 from tests.harness.conftest import LOOPBACK, read_all, read_exactly, serve
@@ -290,6 +291,28 @@ async def test_the_standalone_proxy_copies_unwatched_legs_in_threads_or_in_trio(
     trio_first = [0] * (THREAD_AFTER_READS - 1)
     assert await _through(ThreadLegs()) == (PATTERN * 2, [*trio_first, 2])
     assert await _through(ThreadLegs(total=1)) == (PATTERN * 2, [*trio_first, 1])  # one: trio
+
+
+async def test_a_leg_that_has_carried_a_mib_moves_to_a_thread_without_16_reads(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A bulk transfer need not wait for 16 reads (each of its reads costs trio more than a
+    thread's set-up): with the reads out of the question, the bytes alone move both legs."""
+    monkeypatch.setattr(direction, "THREAD_AFTER_READS", 1 << 40)
+    threads = ThreadLegs()
+    async with trio.open_nursery() as nursery:
+        upstream = await serve(nursery, _echo)
+        proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), store=ConnectionLog())
+        proxy.threads = threads
+        port = await nursery.start(proxy.serve, LOOPBACK, 0)
+        async with await trio.open_tcp_stream(LOOPBACK, port) as client:
+            bulk = PATTERN * (2 * THREAD_AFTER_BYTES // len(PATTERN))
+            nursery.start_soon(client.send_all, bulk)
+            assert await read_exactly(client, len(bulk)) == bulk
+            await client.send_all(b"ping")
+            assert await read_exactly(client, 4) == b"ping"
+            assert threads.limiter.borrowed_tokens == 2
+        nursery.cancel_scope.cancel()
 
 
 async def test_a_leg_that_gets_no_descriptor_for_a_thread_copies_in_trio(
