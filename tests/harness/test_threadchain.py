@@ -262,6 +262,60 @@ async def test_the_standalone_proxy_runs_a_faulted_leg_in_a_thread_and_ends_it_i
     assert end is not None and (end.how, end.written) == (HowEnded.FIN, 6 * pings)
 
 
+async def _echoes(client: trio.SocketStream, count: int) -> None:
+    for n in range(count):
+        await client.send_all(b"ping%02d" % n)
+        assert await read_exactly(client, 6) == b"ping%02d" % n
+
+
+async def _live(nursery: trio.Nursery, faults: list[Fault]) -> tuple[Proxy, trio.SocketStream]:
+    """A live proxy (its faults may change) in front of an echo, and a client of it."""
+    upstream = await serve(nursery, _echo)
+    config = ProxyConfig((LOOPBACK, upstream), faults=faults)
+    proxy = Proxy(config, store=ConnectionLog(), live=True)
+    port = await nursery.start(proxy.serve, LOOPBACK, 0)
+    return proxy, await trio.open_tcp_stream(LOOPBACK, port)
+
+
+async def test_a_fault_changed_while_its_chain_runs_in_a_thread_applies_at_once() -> None:
+    """The thread returns, trio rebuilds the chain with the slower latency."""
+    pings = THREAD_AFTER_READS + 2
+    async with trio.open_nursery() as nursery:
+        proxy, client = await _live(nursery, [Latency(delay_ms=0)])
+        await _echoes(client, pings)
+        assert proxy.threads.limiter.borrowed_tokens == 2  # the chain's leg and the copy
+        proxy.plan.set([("slow", Latency(delay_ms=200))])
+        started = trio.current_time()
+        await _echoes(client, 1)
+        assert trio.current_time() - started >= 0.2
+        nursery.cancel_scope.cancel()
+    assert isinstance(proxy.store, ConnectionLog)
+    (record,) = proxy.store.records()
+    assert record.timeline.by_kind == {"latency": pings + 1}
+
+
+async def test_a_fault_removed_while_its_chain_holds_bytes_in_a_thread_hands_them_on() -> None:
+    """A stall that fires after the pings, in the thread: it holds the next echo and reads
+    nothing more; removed, it hands the echo on."""
+    pings = THREAD_AFTER_READS + 2
+    stall = Stall(at=Position(offset=6 * pings), duration_ms=None)
+    async with trio.open_nursery() as nursery:
+        proxy, client = await _live(nursery, [stall])
+        await _echoes(client, pings)
+        assert proxy.threads.limiter.borrowed_tokens == 2
+        await client.send_all(b"held")
+        with trio.move_on_after(0.2) as waited:
+            await client.receive_some(10)
+        assert waited.cancelled_caught  # the stall holds it
+        proxy.plan.set([])
+        with trio.fail_after(10):
+            assert await read_exactly(client, 4) == b"held"
+        nursery.cancel_scope.cancel()
+    assert isinstance(proxy.store, ConnectionLog)
+    (record,) = proxy.store.records()
+    assert [(f.name, f.offset) for f in record.timeline.faults] == [("stall", 6 * pings)]
+
+
 @pytest.fixture
 def switching_often() -> Iterator[None]:
     """Threads switch every microsecond (a race in the recording has its chance)."""
