@@ -109,10 +109,9 @@ class _Utf8Counter:
         self._carry = window[index:]
 
     @property
-    def carrying(self) -> bool:
-        """A character's start is held for the next read (``feed`` then drops it if no more
-        characters are wanted)."""
-        return bool(self._carry)
+    def idle(self) -> bool:
+        """``feed`` would do nothing: no more characters wanted, none started in the last read."""
+        return len(self.starts) >= self.wanted and not self._carry
 
 
 class LiveStream:
@@ -187,9 +186,8 @@ class LiveStream:
             self.opening += data[: OPENING_BYTES - start]
         if self._texts:
             self._search(data, start)
-        chars = self._chars
-        if chars.wanted > len(chars.starts) or chars.carrying:
-            chars.feed(data, start)
+        if not self._chars.idle:
+            self._chars.feed(data, start)
         if not self._head_lost:
             if self.head_end is None:
                 self._find_head(data, start)

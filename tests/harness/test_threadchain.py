@@ -34,11 +34,18 @@ from harness.proxy.direction import (
     THREAD_AFTER_READS,
     _ChainRun,
 )
-from harness.proxy.server import Proxy, ProxyConfig
 from harness.proxy.threadchain import ThreadChain
 from harness.proxy.threadcopy import ThreadLegs
-from tests.harness.conftest import LOOPBACK, read_all, read_exactly, serve
-from tests.harness.test_threadcopy import PATTERN, _close, _fed, _feeding, _receive, _tcp_pair
+from tests.harness.conftest import read_all, read_exactly
+from tests.harness.test_threadcopy import (
+    PATTERN,
+    _close,
+    _fed,
+    _feeding,
+    _receive,
+    _tcp_pair,
+    standalone,
+)
 
 Record = tuple[str, int | None, str]
 
@@ -224,12 +231,6 @@ def _wants(run: _ChainRun, reads: int, carried: int) -> bool:
     return run.wants_thread(carried)
 
 
-async def _echo(stream: trio.SocketStream) -> None:
-    async with stream:
-        while data := await stream.receive_some(1 << 16):
-            await stream.send_all(data)
-
-
 async def test_the_standalone_proxy_runs_a_faulted_leg_in_a_thread_and_ends_it_in_trio() -> None:
     """A 0 ms latency and a kill after the 20th echo: the downstream leg's chain moves to a
     thread once it has lived, every echo comes back whole and recorded, and the kill's FIN
@@ -237,10 +238,8 @@ async def test_the_standalone_proxy_runs_a_faulted_leg_in_a_thread_and_ends_it_i
     pings = THREAD_AFTER_READS + 4
     faults = [Kill(at=Position(offset=6 * pings), how="fin"), Latency(delay_ms=0)]
     async with trio.open_nursery() as nursery:
-        upstream = await serve(nursery, _echo)
-        proxy = Proxy(ProxyConfig((LOOPBACK, upstream), faults=faults), store=ConnectionLog())
-        port = await nursery.start(proxy.serve, LOOPBACK, 0)
-        async with await trio.open_tcp_stream(LOOPBACK, port) as client:
+        proxy, client = await standalone(nursery, faults=faults)
+        async with client:
             in_threads = []
             for n in range(pings):
                 await client.send_all(b"ping%02d" % n)
@@ -268,20 +267,11 @@ async def _echoes(client: trio.SocketStream, count: int) -> None:
         assert await read_exactly(client, 6) == b"ping%02d" % n
 
 
-async def _live(nursery: trio.Nursery, faults: list[Fault]) -> tuple[Proxy, trio.SocketStream]:
-    """A live proxy (its faults may change) in front of an echo, and a client of it."""
-    upstream = await serve(nursery, _echo)
-    config = ProxyConfig((LOOPBACK, upstream), faults=faults)
-    proxy = Proxy(config, store=ConnectionLog(), live=True)
-    port = await nursery.start(proxy.serve, LOOPBACK, 0)
-    return proxy, await trio.open_tcp_stream(LOOPBACK, port)
-
-
 async def test_a_fault_changed_while_its_chain_runs_in_a_thread_applies_at_once() -> None:
     """The thread returns, trio rebuilds the chain with the slower latency."""
     pings = THREAD_AFTER_READS + 2
     async with trio.open_nursery() as nursery:
-        proxy, client = await _live(nursery, [Latency(delay_ms=0)])
+        proxy, client = await standalone(nursery, faults=[Latency(delay_ms=0)], live=True)
         await _echoes(client, pings)
         assert proxy.threads.limiter.borrowed_tokens == 2  # the chain's leg and the copy
         proxy.plan.set([("slow", Latency(delay_ms=200))])
@@ -300,7 +290,7 @@ async def test_a_fault_removed_while_its_chain_holds_bytes_in_a_thread_hands_the
     pings = THREAD_AFTER_READS + 2
     stall = Stall(at=Position(offset=6 * pings), duration_ms=None)
     async with trio.open_nursery() as nursery:
-        proxy, client = await _live(nursery, [stall])
+        proxy, client = await standalone(nursery, faults=[stall], live=True)
         await _echoes(client, pings)
         assert proxy.threads.limiter.borrowed_tokens == 2
         await client.send_all(b"held")

@@ -9,6 +9,7 @@ import errno
 import os
 import socket
 import struct
+from collections.abc import Sequence
 from typing import Any
 
 import pytest
@@ -16,6 +17,7 @@ import trio
 import trio.testing
 
 from harness.control.events import ConnectionLog
+from harness.faults.config import Fault
 from harness.judging.timeline import Leg
 from harness.proxy import direction
 from harness.proxy.direction import THREAD_AFTER_BYTES, THREAD_AFTER_READS
@@ -257,15 +259,30 @@ async def _echo(stream: trio.SocketStream) -> None:
             await stream.send_all(data)
 
 
+async def standalone(
+    nursery: trio.Nursery,
+    threads: ThreadLegs | None = None,
+    *,
+    faults: Sequence[Fault] = (),
+    live: bool = False,
+) -> tuple[Proxy, trio.SocketStream]:
+    """A standalone proxy (its connections recorded as counts, its legs free to move to
+    threads) in front of an echo, and a client connected to it."""
+    upstream = await serve(nursery, _echo)
+    config = ProxyConfig((LOOPBACK, upstream), faults=faults)
+    proxy = Proxy(config, store=ConnectionLog(), live=live)
+    if threads is not None:
+        proxy.threads = threads
+    port = await nursery.start(proxy.serve, LOOPBACK, 0)
+    return proxy, await trio.open_tcp_stream(LOOPBACK, port)
+
+
 async def _through(threads: ThreadLegs) -> tuple[bytes, list[int]]:
     """2 MiB echoed through a standalone proxy, then a half-close; the bytes that came back
     and the threaded legs counted while the connection was open."""
     async with trio.open_nursery() as nursery:
-        upstream = await serve(nursery, _echo)
-        proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), store=ConnectionLog())
-        proxy.threads = threads
-        port = await nursery.start(proxy.serve, LOOPBACK, 0)
-        async with await trio.open_tcp_stream(LOOPBACK, port) as client:
+        proxy, client = await standalone(nursery, threads)
+        async with client:
             in_threads = []  # legs in threads after each ping: none until a leg has lived
             for _ in range(THREAD_AFTER_READS + 1):
                 await client.send_all(b"ping")
@@ -301,11 +318,8 @@ async def test_a_leg_that_has_carried_a_mib_moves_to_a_thread_without_16_reads(
     monkeypatch.setattr(direction, "THREAD_AFTER_READS", 1 << 40)
     threads = ThreadLegs()
     async with trio.open_nursery() as nursery:
-        upstream = await serve(nursery, _echo)
-        proxy = Proxy(ProxyConfig((LOOPBACK, upstream)), store=ConnectionLog())
-        proxy.threads = threads
-        port = await nursery.start(proxy.serve, LOOPBACK, 0)
-        async with await trio.open_tcp_stream(LOOPBACK, port) as client:
+        _, client = await standalone(nursery, threads)
+        async with client:
             bulk = PATTERN * (2 * THREAD_AFTER_BYTES // len(PATTERN))
             nursery.start_soon(client.send_all, bulk)
             assert await read_exactly(client, len(bulk)) == bulk
