@@ -15,10 +15,10 @@ average is printed before and after.
 - ``page``: a synthetic run of ``--cases`` cases (``tests/reports/synthetic.py``). Python: the
   reports, the page and its data, against writing ``results.json`` alone and against the old
   one-block-per-case page (``--old-rev``, rendered from git history). Sizes of every file.
-  Headless Chromium: the page interactive (its script has the case index and listens), a
-  search keystroke, and a failing case's details opened from a detail file not loaded yet,
-  against loading the old page. Goals: interactive < 2 s (idle machine), index.html < 2 MB,
-  folder < 25 MB, a failing case's details < 200 ms.
+  Headless Chromium, then headless Firefox: the page interactive (its script has the case
+  index and listens), a search keystroke, and a failing case's details opened from a detail
+  file not loaded yet, against loading the old page (Chromium). Goals: interactive < 2 s
+  (idle machine), index.html < 2 MB, folder < 25 MB, a failing case's details < 200 ms.
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from types import ModuleType
-from typing import Any
+from typing import Any, Protocol
 
 from harness.cli.scenario import load_cases
 from harness.judging.results import CaseResult
@@ -291,7 +291,12 @@ KEYSTROKE = """async (query) => {
   await new Promise((resolve) => requestAnimationFrame(() => resolve()));
   return performance.now() - start;
 }"""
-TIMES = """() => {
+TIMES = """async () => {
+  await new Promise((resolve) => {
+    const loaded = () => performance.getEntriesByType("navigation")[0]?.loadEventEnd > 0;
+    const look = () => (loaded() ? resolve() : requestAnimationFrame(look));
+    look();
+  });
   const nav = performance.getEntriesByType("navigation")[0];
   const ready = performance.getEntriesByName("tearline:ready")[0];
   return {dcl: nav.domContentLoadedEventEnd, load: nav.loadEventEnd,
@@ -299,44 +304,45 @@ TIMES = """() => {
 }"""
 
 
-def open_page(context: Any, index_html: Path, new: bool) -> tuple[Any, dict[str, float]]:
-    """A fresh tab on ``index_html``; its navigation times (ms). The old page is interactive
-    at its load event (its script ran at the end of the body)."""
-    from tests.reports.chromium import open_report  # noqa: PLC0415 - playwright: page part only
+class Tab(Protocol):
+    """A browser tab as both drivers give one: Playwright's ``Page``, and the BiDi ``Tab``
+    of ``tests/reports/firefox.py``."""
 
-    page = context.new_page()
-    if new:
-        open_report(page, index_html)
-    else:
-        page.goto(index_html.as_uri(), timeout=600_000)
-    loaded = "performance.getEntriesByType('navigation')[0].loadEventEnd > 0"
-    page.wait_for_function(loaded, timeout=600_000)
-    return page, page.evaluate(TIMES)
+    def evaluate(self, function: str, arg: Any = None) -> Any: ...
+
+    def close(self) -> None: ...
 
 
-def browser_part(out: Path, old: Path | None, results: Sequence[CaseResult], tries: int) -> None:
-    from tests.reports.chromium import chromium  # noqa: PLC0415
+def measured(open_tab: Callable[[Path, bool], Tab], out: Path, old: Path | None,
+             results: Sequence[CaseResult], tries: int) -> dict[str, Any]:
+    """In one browser: the page's navigation times (best of ``tries`` fresh tabs), six failing
+    cases' details opened from detail files not loaded yet, six search keystrokes, and the
+    old page's times."""
+    runs = []
+    for _ in range(tries):
+        tab = open_tab(out / "index.html", True)
+        runs.append(tab.evaluate(TIMES))
+        tab.close()
+    tab = open_tab(out / "index.html", True)
+    failing = [i for i, r in enumerate(results) if not r.passed]
+    picks = [failing[k * len(failing) // 7] for k in range(1, 7)]  # six chunks, none loaded
+    opens = [tab.evaluate(OPEN_DETAIL, results[i].case_id) for i in picks]
+    queries = ["websocket", "tokens-2", "offset=99", "slices", "::", "no-such-case"]
+    strokes = [tab.evaluate(KEYSTROKE, q) for q in queries]
+    tab.close()
+    old_times = None
+    if old is not None:
+        tab = open_tab(old, False)
+        old_times = tab.evaluate(TIMES)
+        tab.close()
+    best_run = min(runs, key=lambda t: t["ready"])
+    return {"first": best_run, "opens": opens, "strokes": strokes, "old": old_times}
 
-    with tempfile.TemporaryDirectory() as profile, chromium(Path(profile)) as context:
-        runs = []
-        for _ in range(tries):
-            page, times = open_page(context, out / "index.html", new=True)
-            runs.append(times)
-            page.close()
-        first = min(runs, key=lambda t: t["ready"])
-        page, _ = open_page(context, out / "index.html", new=True)
-        failing = [i for i, r in enumerate(results) if not r.passed]
-        picks = [failing[k * len(failing) // 7] for k in range(1, 7)]  # six chunks, none loaded
-        opens = [page.evaluate(OPEN_DETAIL, results[i].case_id) for i in picks]
-        queries = ["websocket", "tokens-2", "offset=99", "slices", "::", "no-such-case"]
-        strokes = [page.evaluate(KEYSTROKE, q) for q in queries]
-        page.close()
-        old_times = None
-        if old is not None:
-            page, old_times = open_page(context, old, new=False)
-            page.close()
+
+def print_browser(name: str, tries: int, got: dict[str, Any]) -> None:
+    first, opens, strokes, old_times = got["first"], got["opens"], got["strokes"], got["old"]
     ready_s = first["ready"] / 1000
-    print(f"Chromium, best of {tries}: DOMContentLoaded {first['dcl']:.0f} ms, load "
+    print(f"{name}, best of {tries}: DOMContentLoaded {first['dcl']:.0f} ms, load "
           f"{first['load']:.0f} ms, interactive {ready_s:.2f} s")
     print(f"  interactive {meets(ready_s, 'interactive_s')} s")
     if old_times is not None:
@@ -347,6 +353,43 @@ def browser_part(out: Path, old: Path | None, results: Sequence[CaseResult], tri
     print(f"  failing case's details, detail file not loaded yet: median "
           f"{statistics.median(opens):.0f} ms, max {max(opens):.0f} ms over {len(opens)} cases "
           f"({meets(max(opens), 'detail_ms')})")
+
+
+def chromium_part(out: Path, old: Path | None, results: Sequence[CaseResult], tries: int) -> None:
+    from tests.reports.chromium import chromium, open_report  # noqa: PLC0415 - page part only
+
+    with tempfile.TemporaryDirectory() as profile, chromium(Path(profile)) as context:
+
+        def open_tab(index_html: Path, new: bool) -> Tab:
+            page = context.new_page()
+            if new:
+                open_report(page, index_html)
+            else:  # the old page is interactive at its load event (its script ends the body)
+                page.goto(index_html.as_uri(), timeout=600_000)
+            return page
+
+        got = measured(open_tab, out, old, results, tries)
+    print_browser("Chromium", tries, got)
+
+
+def firefox_part(out: Path, results: Sequence[CaseResult], tries: int) -> None:
+    import shutil  # noqa: PLC0415
+
+    from tests.reports.firefox import firefox  # noqa: PLC0415 - page part only
+
+    executable = shutil.which("firefox-esr") or shutil.which("firefox")
+    if executable is None:
+        print("Firefox: not installed (apt-get install firefox-esr), not measured")
+        return
+    with tempfile.TemporaryDirectory() as profile, firefox(Path(profile), executable) as browser:
+
+        def open_tab(index_html: Path, new: bool) -> Tab:
+            tab = browser.new_tab()
+            tab.goto(index_html.as_uri(), ready=new)
+            return tab
+
+        got = measured(open_tab, out, None, results, tries)
+    print_browser("Firefox", tries, got)
 
 
 def meets(value: float, goal: str) -> str:
@@ -384,7 +427,8 @@ def page_part(cases: int, tries: int, old_rev: str, tmp: Path) -> None:
     print(f"  (results.json with detail 'all': {len(everything.encode()) / MB:.2f} MB)")
     print(f"index.html {meets(sizes['index.html'], 'index_mb')} MB, the folder "
           f"{meets(sizes['folder'], 'folder_mb')} MB")
-    browser_part(out, old, results, tries)
+    chromium_part(out, old, results, tries)
+    firefox_part(out, results, tries)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,6 +1,6 @@
 """Shared by the report tests: one small mixed run (every outcome but ``violation``, a reconnect,
 a sweep; reports written once, with every case's pcap), a synthetic run of 10^4 cases
-(``synthetic``) with its reports, and one headless Chromium."""
+(``synthetic``) with its reports, one headless Chromium and one headless Firefox."""
 
 from __future__ import annotations
 
@@ -16,6 +16,7 @@ from harness.judging.results import CaseResult
 from harness.reports.writer import write_reports
 from harness.running.execute import run_all
 from tests.reports.chromium import chromium
+from tests.reports.firefox import Firefox, firefox
 from tests.reports.synthetic import synthetic_results
 
 DATA = Path(__file__).parent / "data"
@@ -28,7 +29,7 @@ def tool(name: str) -> str:
     """The path of a program the tests need; CI installs it, so missing is a failure."""
     path = shutil.which(name)
     if path is None:
-        pytest.fail(f"{name} is not installed (apt-get install chromium tshark)")
+        pytest.fail(f"{name} is not installed (apt-get install chromium firefox-esr tshark)")
     return path
 
 
@@ -62,6 +63,12 @@ def synthetic_dir(
 def browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[BrowserContext]:
     with chromium(tmp_path_factory.mktemp("chromium-profile"), tool("chromium")) as context:
         yield context
+
+
+@pytest.fixture(scope="session")
+def firefox_browser(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Firefox]:
+    with firefox(tmp_path_factory.mktemp("firefox-profile"), tool("firefox-esr")) as browser:
+        yield browser
 
 
 def by_name(results: Sequence[CaseResult], scenario: str) -> CaseResult:
