@@ -29,7 +29,7 @@ def tool(name: str) -> str:
     """The path of a program the tests need; CI installs it, so missing is a failure."""
     path = shutil.which(name)
     if path is None:
-        pytest.fail(f"{name} is not installed (apt-get install chromium firefox-esr tshark)")
+        pytest.fail(f"{name} is not installed (apt-get install chromium firefox-esr tshark jq)")
     return path
 
 

@@ -1,9 +1,11 @@
-"""results.json: valid against its schema, the same facts as the results, documented."""
+"""results.json: valid against its schema, the same facts as the results, documented, and read
+by jq as the docs show."""
 
 from __future__ import annotations
 
 import json
 import re
+import subprocess
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -15,7 +17,7 @@ from harness.judging.results import CaseResult
 from harness.reports import results_json
 from harness.reports.results_json import RESULTS_VERSION, jsonable, schema
 from harness.scenario.model import Span
-from tests.reports.conftest import COMMAND, by_name
+from tests.reports.conftest import COMMAND, by_name, tool
 
 DOCS = Path(__file__).parents[2] / "docs" / "reports.md"
 
@@ -143,3 +145,33 @@ def test_every_schema_key_is_documented() -> None:
 def test_dumps_refuses_nan() -> None:
     with pytest.raises(ValueError):
         results_json.dumps({"x": float("nan")})
+
+
+def documented_jq_lines() -> list[str]:
+    """The shell lines of the results.json section's example block."""
+    section = DOCS.read_text("utf-8").split("## results.json", 1)[1]
+    block = re.search(r"```sh\n(.*?)```", section, re.DOTALL)
+    assert block is not None
+    return block.group(1).splitlines()
+
+
+def test_the_documented_jq_lines_read_the_file(report_dir: Path, document: dict[str, Any]) -> None:
+    """jq (Debian's) reads results.json as the docs say; the last line's ``| sh`` is left off
+    (it would run the replay): what it would run is the first failing case's replay."""
+    jq = tool("jq")
+    path = str(report_dir / "results.json")
+    outputs = []
+    for line in documented_jq_lines():
+        command = line.replace("reports/nightly/results.json", path).removesuffix(" | sh")
+        assert command.startswith("jq ")
+        command = command.replace("jq ", f"{jq} ", 1)
+        done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, check=True)
+        outputs.append(done.stdout)
+    cases = document["cases"]
+    assert json.loads(outputs[0]) == document["totals"]
+    listed = [f"{c['id']}\t{c['diagnosis']}\n" for c in cases if c["outcome"] != "pass"]
+    assert outputs[1] == "".join(listed) != ""
+    first_fail = next(c for c in cases if c["outcome"] == "fail")
+    assert outputs[2] == first_fail["replay"] + "\n"
+    assert first_fail["replay"].startswith("tearline run ")
+    assert len(outputs) == 3
