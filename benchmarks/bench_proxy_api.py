@@ -207,8 +207,10 @@ def main() -> int:
             for name, value in measure(kind, args.toxiproxy, args).items():
                 rows.setdefault(name, {}).setdefault(kind, []).append(value)
     load = os.getloadavg()
-    print(f"{time.strftime('%Y-%m-%d %H:%M')}, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
-          f"{args.mib} MiB, {args.rounds} round(s), medians")
+    print(
+        f"{time.strftime('%Y-%m-%d %H:%M')}, load {load[0]:.2f} {load[1]:.2f} {load[2]:.2f}, "
+        f"{args.mib} MiB, {args.rounds} round(s), medians"
+    )
     print(f"{'':34} {'tearline':>10} {'toxiproxy':>10} {'ratio':>7}")
     for name, by_kind in rows.items():
         ours = statistics.median(by_kind["tearline"])

@@ -60,9 +60,7 @@ def fds(pid: int) -> int:
 
 @contextlib.contextmanager
 def process(command: list[str]) -> Iterator[subprocess.Popen[bytes]]:
-    proc = subprocess.Popen(
-        command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL
-    )
+    proc = subprocess.Popen(command, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     try:
         yield proc
     finally:

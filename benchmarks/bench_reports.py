@@ -240,12 +240,18 @@ def old_renderer(rev: str, into: Path) -> ModuleType:
     package = into / "tearline_old_reports"
     (package / "templates").mkdir(parents=True)
     (package / "__init__.py").write_text("")
-    for name in ("html.py", "drawing.py", "summary.py", *(
-        f"templates/{t}" for t in ("index.html.j2", "report.css", "report.js")
-    )):
+    for name in (
+        "html.py",
+        "drawing.py",
+        "summary.py",
+        *(f"templates/{t}" for t in ("index.html.j2", "report.css", "report.js")),
+    ):
         text = subprocess.run(
             ["git", "show", f"{rev}:harness/reports/{name}"],
-            cwd=ROOT, capture_output=True, text=True, check=True,
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            check=True,
         ).stdout
         text = text.replace("harness.reports.drawing", "tearline_old_reports.drawing")
         text = text.replace("harness.reports.summary", "tearline_old_reports.summary")
@@ -313,8 +319,13 @@ class Tab(Protocol):
     def close(self) -> None: ...
 
 
-def measured(open_tab: Callable[[Path, bool], Tab], out: Path, old: Path | None,
-             results: Sequence[CaseResult], tries: int) -> dict[str, Any]:
+def measured(
+    open_tab: Callable[[Path, bool], Tab],
+    out: Path,
+    old: Path | None,
+    results: Sequence[CaseResult],
+    tries: int,
+) -> dict[str, Any]:
     """In one browser: the page's navigation times (best of ``tries`` fresh tabs), six failing
     cases' details opened from detail files not loaded yet, six search keystrokes, and the
     old page's times."""
@@ -342,17 +353,25 @@ def measured(open_tab: Callable[[Path, bool], Tab], out: Path, old: Path | None,
 def print_browser(name: str, tries: int, got: dict[str, Any]) -> None:
     first, opens, strokes, old_times = got["first"], got["opens"], got["strokes"], got["old"]
     ready_s = first["ready"] / 1000
-    print(f"{name}, best of {tries}: DOMContentLoaded {first['dcl']:.0f} ms, load "
-          f"{first['load']:.0f} ms, interactive {ready_s:.2f} s")
+    print(
+        f"{name}, best of {tries}: DOMContentLoaded {first['dcl']:.0f} ms, load "
+        f"{first['load']:.0f} ms, interactive {ready_s:.2f} s"
+    )
     print(f"  interactive {meets(ready_s, 'interactive_s')} s")
     if old_times is not None:
-        print(f"  old page: load (= interactive) {old_times['ready'] / 1000:.2f} s; the new page "
-              f"is interactive in {first['ready'] / old_times['ready']:.1%} of that")
-    print(f"  search keystroke (filter + render): median {statistics.median(strokes):.0f} ms, "
-          f"max {max(strokes):.0f} ms over {len(strokes)} queries")
-    print(f"  failing case's details, detail file not loaded yet: median "
-          f"{statistics.median(opens):.0f} ms, max {max(opens):.0f} ms over {len(opens)} cases "
-          f"({meets(max(opens), 'detail_ms')})")
+        print(
+            f"  old page: load (= interactive) {old_times['ready'] / 1000:.2f} s; the new page "
+            f"is interactive in {first['ready'] / old_times['ready']:.1%} of that"
+        )
+    print(
+        f"  search keystroke (filter + render): median {statistics.median(strokes):.0f} ms, "
+        f"max {max(strokes):.0f} ms over {len(strokes)} queries"
+    )
+    print(
+        f"  failing case's details, detail file not loaded yet: median "
+        f"{statistics.median(opens):.0f} ms, max {max(opens):.0f} ms over {len(opens)} cases "
+        f"({meets(max(opens), 'detail_ms')})"
+    )
 
 
 def chromium_part(out: Path, old: Path | None, results: Sequence[CaseResult], tries: int) -> None:
@@ -408,25 +427,32 @@ def page_part(cases: int, tries: int, old_rev: str, tmp: Path) -> None:
     document = results_json.results_document
     json_s = best(lambda: results_json.dumps(document(results, run, {})), tries)
     page_s = best(lambda: render_page(results, {}), tries)
-    write_s = best(lambda: write_reports(results, str(out), pcap="failing", elapsed_s=1.0,
-                                         command=[]), tries)
+    write_s = best(
+        lambda: write_reports(results, str(out), pcap="failing", elapsed_s=1.0, command=[]), tries
+    )
     groups = caseview.scenarios(results)
-    print(f"results.json alone {json_s:.2f} s (baseline); index.html + details/ {page_s:.2f} s "
-          f"({page_s / json_s:.2f}x); write_reports, both processes {write_s:.2f} s "
-          f"({write_s / json_s:.2f}x); {len(groups.keys)} scenarios")
+    print(
+        f"results.json alone {json_s:.2f} s (baseline); index.html + details/ {page_s:.2f} s "
+        f"({page_s / json_s:.2f}x); write_reports, both processes {write_s:.2f} s "
+        f"({write_s / json_s:.2f}x); {len(groups.keys)} scenarios"
+    )
     old = None
     if old_rev:
         try:
             old, old_s = write_old_page(results, old_rev, tmp)
-            print(f"old page ({old_rev}) {old_s:.2f} s to render, {size(old) / MB:.1f} MB; the "
-                  f"new page and its data take {page_s / old_s:.2f}x that")
+            print(
+                f"old page ({old_rev}) {old_s:.2f} s to render, {size(old) / MB:.1f} MB; the "
+                f"new page and its data take {page_s / old_s:.2f}x that"
+            )
         except (subprocess.CalledProcessError, ImportError, AttributeError, TypeError) as err:
             print(f"old page ({old_rev}): not available ({err.__class__.__name__}), skipped")
     sizes = print_sizes(out)
     everything = results_json.dumps(results_json.results_document(results, run, {}, "all"))
     print(f"  (results.json with detail 'all': {len(everything.encode()) / MB:.2f} MB)")
-    print(f"index.html {meets(sizes['index.html'], 'index_mb')} MB, the folder "
-          f"{meets(sizes['folder'], 'folder_mb')} MB")
+    print(
+        f"index.html {meets(sizes['index.html'], 'index_mb')} MB, the folder "
+        f"{meets(sizes['folder'], 'folder_mb')} MB"
+    )
     chromium_part(out, old, results, tries)
     firefox_part(out, results, tries)
 

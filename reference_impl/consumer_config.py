@@ -40,5 +40,3 @@ class ConsumerPolicy:
     pause_at_message: int | None = None
     pause_ms: float = 0.0
     connect_timeout_s: float = 5.0
-
-

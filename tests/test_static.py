@@ -1,4 +1,5 @@
-"""ruff and mypy --strict over the whole tree, so the test command is the only gate."""
+"""ruff (lint and format) and mypy --strict over the whole tree, so the test command is the
+only gate."""
 
 from __future__ import annotations
 
@@ -17,6 +18,12 @@ def _run(*args: str) -> subprocess.CompletedProcess[str]:
 
 def test_ruff_is_clean() -> None:
     result = _run("ruff", "check", ".")
+    assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_ruff_format_is_clean() -> None:
+    """Python files only: the docs' code blocks are laid out for reading, and tested as run."""
+    result = _run("ruff", "format", "--check", "--exclude", "*.md", ".")
     assert result.returncode == 0, result.stdout + result.stderr
 
 

@@ -144,9 +144,7 @@ class SliceStage(BaseStage):
         end = base + len(data)
         inner = range(self._cut, end, size)  # cuts with bytes after them, in this chunk
         edges = [base, *inner, end]
-        out.extend(
-            [Chunk(data[a - base : b - base], a) for a, b in itertools.pairwise(edges)]
-        )
+        out.extend([Chunk(data[a - base : b - base], a) for a, b in itertools.pairwise(edges)])
         after = inner[-1] + size if inner else self._cut
         if after == end:  # a cut at the very end stays armed, as in ``_pieces``
             self._armed, after = end, end + size

@@ -136,9 +136,7 @@ class LiveStream:
                 path=traits.options.path,
             )
             self.codec = make_monitor(traits.framing, options)
-        self.head_end: int | None = (
-            0 if traits.framing in (None, *_RAW) or traits.request else None
-        )
+        self.head_end: int | None = 0 if traits.framing in (None, *_RAW) or traits.request else None
         self._head = bytearray()
         self._head_lost = False  # no setup within MAX_HEAD_BYTES: frames are not placed
         self._chunked = False

@@ -99,6 +99,7 @@ async def start_proxy(
     seed: int = 0,
 ) -> tuple[Proxy, int]:
     """The real proxy in front of ``upstream_port``; downstream faults placed with ``locator``."""
+
     def locators(direction: Direction, number: int) -> Locator:
         if direction == "downstream" and locator is not None:
             return locator

@@ -16,8 +16,7 @@ from reference_impl.events import Message, StreamEnd
 from reference_impl.framing import FramingOptions, make_client
 
 REQUEST = (
-    b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\n"
-    b"connection: close\r\n\r\n"
+    b"GET / HTTP/1.1\r\nhost: 127.0.0.1\r\naccept: text/event-stream\r\nconnection: close\r\n\r\n"
 )
 
 
