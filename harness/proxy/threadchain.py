@@ -90,7 +90,8 @@ class ThreadChain(ThreadCopy):
             else:
                 accepting = chain.accepting  # (a stall, a throttle: hold the source)
                 timeout_ms = None if wake is None else (wake - TIMER_SLACK_S - now) * 1000
-                (reading if accepting else idle).poll(timeout_ms)
+                if not (reading if accepting else idle).poll(timeout_ms):
+                    continue  # the timer's turn: no read to try (nor a wake-up to drain)
                 if self.stopping or changed():
                     continue  # (said at the top)
                 if not accepting:
