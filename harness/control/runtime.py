@@ -27,6 +27,7 @@ from harness.faults.stage import LinkShape, Locator
 from harness.link.live import LinkTraits, LiveStream
 from harness.link.wire import frames_wanted
 from harness.proxy.server import Proxy, ProxyConfig
+from harness.proxy.sockio import dial
 
 #: where a proxy whose listen has no host listens (only with --allow-remote)
 ANY_IPV4 = "0.0.0.0"
@@ -134,4 +135,4 @@ async def _dial(upstream: str) -> trio.SocketStream:
         host, port = parse_upstream(upstream)
     except AddressError as err:
         raise OSError(err.text) from None
-    return await trio.open_tcp_stream(host, port)
+    return await dial(host, port)
