@@ -151,11 +151,11 @@ class ConnectionLog:
             return
         record.closed_at = time.time()
         totals = self.totals
+        record.sent = {d: record.written(d) for d in ("upstream", "downstream")}
+        totals.written.update(record.sent)
         for direction in ("upstream", "downstream"):
-            totals.written[direction] += record.written(direction)
             totals.read[direction] += record.read(direction)
         totals.fired.update(record.timeline.by_kind)
-        record.sent = {d: record.written(d) for d in ("upstream", "downstream")}
         record.timeline.legs.clear()  # nothing more is written: keep the ends only
         self.recent.append(record)
 

@@ -223,7 +223,8 @@ class Proxy:
                     async with trio.open_nursery() as nursery:
                         args = (conn, timeline)
                         nursery.start_soon(self._direction, *args, "downstream", upstream, client)
-                        nursery.start_soon(self._direction, *args, "upstream", client, upstream)
+                        # (this task is the other direction's: a task fewer per connection)
+                        await self._direction(*args, "upstream", client, upstream)
             except Exception as err:  # one connection's failure must not end the server
                 # A fault that cannot run here (a PositionError) or a harness bug. Raising would
                 # crash every connection, and trio can lose the exception in the teardown:
