@@ -157,8 +157,8 @@ def reset(stream: trio.SocketStream) -> None:
 async def dial(host: str, port: int) -> trio.SocketStream:
     """A TCP connection to ``host:port``, as ``trio.open_tcp_stream`` makes it. An IP literal
     (an upstream usually is one) is connected to directly: the resolver call and the
-    happy-eyeballs nursery of ``open_tcp_stream`` cost about 100 us a connection, a tenth of a
-    short connection's time through the proxy (``benchmarks/bench_proxy_soak.py``). A name
+    happy-eyeballs nursery of ``open_tcp_stream`` cost about 100 us a connection, a seventh of
+    a short connection's time through the proxy (``benchmarks/bench_connections.py``). A name
     goes through ``open_tcp_stream`` (every address it resolves to is tried)."""
     try:
         family = socket.AF_INET6 if ipaddress.ip_address(host).version == 6 else socket.AF_INET
