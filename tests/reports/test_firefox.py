@@ -7,6 +7,7 @@ a link. The same behaviour in Chromium: ``test_browser.py``, ``test_scale.py``."
 
 from __future__ import annotations
 
+import contextlib
 import json
 import re
 import shutil
@@ -49,6 +50,7 @@ class Report:
         return self.tab.problems() == [] and self.tab.requests() == []
 
 
+@contextlib.contextmanager
 def opened(browser: Firefox, folder: Path, fragment: str = "") -> Iterator[Report]:
     tab = browser.new_tab()
     try:
@@ -60,12 +62,14 @@ def opened(browser: Firefox, folder: Path, fragment: str = "") -> Iterator[Repor
 
 @pytest.fixture
 def report(firefox_browser: Firefox, report_dir: Path) -> Iterator[Report]:
-    yield from opened(firefox_browser, report_dir)
+    with opened(firefox_browser, report_dir) as view:
+        yield view
 
 
 @pytest.fixture
 def large(firefox_browser: Firefox, synthetic_dir: Path) -> Iterator[Report]:
-    yield from opened(firefox_browser, synthetic_dir)
+    with opened(firefox_browser, synthetic_dir) as view:
+        yield view
 
 
 def test_loads_clean_and_offline(report: Report) -> None:
@@ -110,7 +114,7 @@ def test_a_case_opens_with_its_drawing_from_its_detail_file(
 
 
 def test_a_link_to_a_case_opens_it(firefox_browser: Firefox, report_dir: Path) -> None:
-    for report in opened(firefox_browser, report_dir, "#case-5"):
+    with opened(firefox_browser, report_dir, "#case-5") as report:
         report.tab.wait_for("#case-5 .body svg.timeline")
         assert report.clean()
 
