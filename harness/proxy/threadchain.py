@@ -53,6 +53,8 @@ class ThreadChain(ThreadCopy):
     ``ThreadCopy``). Returns "handed" with ``rest`` set when an item needs trio, or once the
     source ended (``source_ended``; ``peer_reset`` if it reset)."""
 
+    watcher: ChainWatcher | None  # (it is told of the source's end as well)
+
     def __init__(
         self,
         ends: tuple[int, int],
@@ -65,7 +67,7 @@ class ThreadChain(ThreadCopy):
         changed: Callable[[], bool] = lambda: False,
     ) -> None:
         super().__init__(ends, read_bytes, counters, watcher=watcher, changed=changed)
-        self.chain, self.clock, self.ends_watcher = chain, clock, watcher
+        self.chain, self.clock = chain, clock
         #: the first item only trio can carry out, and everything after it
         self.rest: list[Item] = []
         self.source_ended = False
@@ -111,7 +113,7 @@ class ThreadChain(ThreadCopy):
         got = self._read_into(buffer)
         if got is None:
             return None
-        watcher = self.ends_watcher
+        watcher = self.watcher
         if isinstance(got, str):
             self.source_ended = True
             self.peer_reset = got == "rst"
