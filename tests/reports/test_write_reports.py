@@ -18,14 +18,16 @@ from tests.reports.conftest import MIXED
 from tests.reports.synthetic import synthetic_results
 
 
-@pytest.mark.parametrize("jobs", ["1", "2"])
+@pytest.mark.parametrize(("jobs", "cpus"), [("1", 4), ("2", 4), ("2", 2)])
 def test_tearline_run_writes_every_report(
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     monkeypatch: pytest.MonkeyPatch,
     jobs: str,
+    cpus: int,
 ) -> None:
-    """With worker processes, the writers are imported in a thread while the cases run."""
+    """With worker processes that leave a CPU idle, the writers are imported in a thread while
+    the cases run; the reports are the same either way."""
     preloaded: list[str] = []
 
     def preload_here() -> None:
@@ -33,11 +35,12 @@ def test_tearline_run_writes_every_report(
         preload()
 
     monkeypatch.setattr(scenario_command, "_preload_reports", preload_here)
+    monkeypatch.setattr(scenario_command, "available_cpus", lambda: cpus)
     out = tmp_path / "reports"
     select = "wrong-expectation or clean"
     code = main(["run", str(MIXED), "-k", select, "--jobs", jobs, "--report", str(out)])
     assert code == 1
-    assert preloaded == ([] if jobs == "1" else ["report-preload"])
+    assert preloaded == (["report-preload"] if (jobs, cpus) == ("2", 4) else [])
     printed = capsys.readouterr().out
     assert "reports:" in printed and str(out) in printed  # rich may wrap the line
     assert sorted(p.name for p in out.iterdir()) == [
@@ -105,6 +108,13 @@ def test_a_report_that_cannot_be_written_raises(
         write_reports(results[:1], str(tmp_path), pcap="none", elapsed_s=0.1, command=["x"])
     assert "IsADirectoryError" in capfd.readouterr().err
     assert (tmp_path / "index.html").is_file()  # the page was still written
+
+
+def test_the_preload_is_wanted_only_beside_idle_cpus() -> None:
+    wanted = scenario_command.preload_wanted
+    assert [wanted(True, jobs, 4) for jobs in (1, 2, 3, 4, 5)] == [False, True, True, False, False]
+    assert [wanted(True, 2, cpus) for cpus in (1, 2, 3)] == [False, False, True]
+    assert wanted(False, 2, 4) is False
 
 
 def test_the_preload_thread_starts_once_and_only_when_enabled(
