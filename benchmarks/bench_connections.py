@@ -38,6 +38,7 @@ from benchmarks.bench_proxy_api import (
     free_port,
     proxy,
     serve_forever,
+    serving,
     wait_port,
 )
 from benchmarks.bench_proxy_soak import run_clients
@@ -75,18 +76,17 @@ def cpu_s(pid: int) -> float:
 @contextlib.contextmanager
 def started(kind: str, upstream: int) -> Iterator[tuple[int, int]]:
     """The proxy ``kind`` in front of ``upstream``, in its own process: (pid, its port)."""
-    control = free_port()
-    if kind == "minimal":
-        argv = [sys.executable, "-m", "benchmarks.bench_connections", "--serve-minimal"]
-        argv += [str(upstream), str(control)]
-    elif kind == "tearline":
-        argv = [sys.executable, "-m", "harness.cli", "proxy", "--api", f"{LOOPBACK}:{control}"]
-    else:
-        argv = [str(TOXIPROXY), "-host", LOOPBACK, "-port", str(control)]
-    process = subprocess.Popen(argv, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if kind != "minimal":
+        with serving(kind, TOXIPROXY) as (pid, control):
+            yield pid, proxy(Api(control), "conns", upstream)
+        return
+    port = free_port()
+    argv = [sys.executable, "-m", "benchmarks.bench_connections", "--serve-minimal"]
+    argv += [str(upstream), str(port)]
+    quiet = subprocess.DEVNULL
+    process = subprocess.Popen(argv, cwd=ROOT, stdout=quiet, stderr=quiet)
     try:
-        wait_port(control)
-        port = control if kind == "minimal" else proxy(Api(control), "conns", upstream)
+        wait_port(port)
         yield process.pid, port
     finally:
         process.terminate()

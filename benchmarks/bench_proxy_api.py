@@ -58,6 +58,15 @@ def wait_port(port: int, timeout_s: float = 15.0) -> None:
 
 @contextlib.contextmanager
 def server(kind: str, toxiproxy: Path) -> Iterator[int]:
+    """``serving``'s API port alone."""
+    with serving(kind, toxiproxy) as (_, port):
+        yield port
+
+
+@contextlib.contextmanager
+def serving(kind: str, toxiproxy: Path) -> Iterator[tuple[int, int]]:
+    """``tearline proxy --api`` or ``toxiproxy-server`` in its own process, for the block:
+    (its pid, its API port)."""
     port = free_port()
     if kind == "tearline":
         command = [sys.executable, "-m", "harness.cli", "proxy", "--api", f"{LOOPBACK}:{port}"]
@@ -68,7 +77,7 @@ def server(kind: str, toxiproxy: Path) -> Iterator[int]:
     )
     try:
         wait_port(port)
-        yield port
+        yield process.pid, port
     finally:
         process.terminate()
         process.wait(10)
