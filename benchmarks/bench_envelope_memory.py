@@ -33,11 +33,11 @@ from typing import Any
 
 import trio
 
-from reference_impl.consumer import run_consumer
-from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
-from reference_impl.link import LinkSpec
+from reference_impl.link.consumer_config import ConsumerConfig, ConsumerPolicy
+from reference_impl.link.spec import LinkSpec
 from reference_impl.payload.envelope import EnvelopeSpec
-from reference_impl.producer import Producer, ProducerConfig
+from reference_impl.peers.consumer import run_consumer
+from reference_impl.peers.producer import Producer, ProducerConfig
 
 MIB = 1024 * 1024
 RECORDS = (10_000, 10_000_000)

@@ -34,10 +34,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.hunt.diagnosis import Judged
-from harness.hunt.engine import Hunt, HuntResult, HuntSettings
-from harness.hunt.live import LiveCheck, preflight
 from harness.hunt.plan import Plan, describe
-from harness.hunt.strategies import Space
+from harness.search.engine import Hunt, HuntResult, HuntSettings
+from harness.search.strategies import Space
+from harness.search.trials import LiveCheck, preflight
 from reference_impl.framing import FramingName
 from reference_impl.payload import PayloadName
 from tests.broken.catalogue import broken_consumers

@@ -84,7 +84,7 @@ class Stream:
 def prepared_stream(framing: str, message_bytes: int) -> Stream:
     """The reference producer's clean wire, cut into setup, frames and end."""
     from harness.link.prepared import prepare  # noqa: PLC0415
-    from reference_impl.link import LinkSpec  # noqa: PLC0415
+    from reference_impl.link.spec import LinkSpec  # noqa: PLC0415
     from reference_impl.payload.messages import MessagesSpec  # noqa: PLC0415
 
     known = prepare(LinkSpec(framing, "messages", MessagesSpec(PREPARED_MESSAGES, message_bytes)))

@@ -9,7 +9,7 @@ average is printed before and after.
   failing: 5 %) runs as ``tearline run --jobs 2`` does (the fastest kind of case there is, so
   the hardest ratio to meet); then ``write_reports`` with pcaps of the failing cases is timed
   cold, in a fresh process that has imported what a run has imported, and again after
-  ``harness.reports.writer.preload()``; then the command itself, ``tearline run`` with and
+  ``harness.artifacts.writer.preload()``; then the command itself, ``tearline run`` with and
   without ``--report`` (which preloads the writers while the cases run), in ``--cli-tries``
   pairs run back to back. Goal: ``--report`` adds less than 10 % to the command's time.
 - ``page``: a synthetic run of ``--cases`` cases (``tests/reports/synthetic.py``). Python: the
@@ -38,10 +38,10 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from harness.artifacts.writer import write_pcaps, write_reports
 from harness.cli.scenario import load_cases
 from harness.judging.results import CaseResult
 from harness.reports import caseview, details, html, junit, results_json
-from harness.reports.writer import write_pcaps, write_reports
 from harness.running.execute import RunSettings, run_all
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -119,15 +119,19 @@ def render_page(results: Sequence[CaseResult], pcaps: dict[int, str]) -> None:
 
 def cold_reports(pickled: Path, out: Path, *, preload: bool = False) -> float:
     """``write_reports`` timed in a fresh process (its unpickling of the results excluded);
-    with ``preload``, after ``harness.reports.writer.preload()`` (as if it ran during the
+    with ``preload``, after ``harness.artifacts.writer.preload()`` (as if it ran during the
     cases)."""
     code = (
         "import pickle, sys, time\n"
-        "import harness.running.execute, harness.running.runner, harness.cli.scenario\n"
+        "import harness.running.execute, harness.running.case, harness.cli.scenario\n"
         f"results = pickle.loads(open({str(pickled)!r}, 'rb').read())\n"
-        + ("import harness.reports.writer; harness.reports.writer.preload()\n" if preload else "")
+        + (
+            "import harness.artifacts.writer; harness.artifacts.writer.preload()\n"
+            if preload
+            else ""
+        )
         + "start = time.perf_counter()\n"
-        "from harness.reports.writer import write_reports\n"
+        "from harness.artifacts.writer import write_reports\n"
         f"write_reports(results, {str(out)!r}, pcap='failing', elapsed_s=1.0, command=[])\n"
         "print(time.perf_counter() - start)\n"
     )

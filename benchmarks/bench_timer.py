@@ -34,9 +34,9 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 
+from harness.evidence.timeline import Leg
 from harness.faults.latency import Latency
 from harness.faults.stage import Chain, StageContext
-from harness.judging.timeline import Leg
 from harness.link.live import LinkTraits, LiveStream
 from harness.proxy.threadchain import ThreadChain
 

@@ -12,7 +12,7 @@ table gives medians and the ratio of each path to ``plain``:
 - ``tls``: the proxy terminating TLS toward the client and originating TLS toward the server
   (verifying its certificate), so it decrypts and re-encrypts every byte: the faults see
   plaintext. The server's certificate and the proxy's come from one test CA
-  (``harness/tls.py``) that the client and the proxy trust.
+  (``harness/running/certificates.py``) that the client and the proxy trust.
 
 The proxy runs in its own process (this script, ``--serve-proxy``), no faults, for one
 connection; the ends are blocking sockets in threads (``ssl`` releases the GIL while it
@@ -48,7 +48,7 @@ class Ends:
     """The TLS material of a run: one test CA, the loopback certificate's files."""
 
     def __init__(self, folder: Path) -> None:
-        from harness.tls import new_authority  # noqa: PLC0415 - the one module with trustme
+        from harness.running.certificates import new_authority  # noqa: PLC0415 - the one module with trustme
 
         self.authority = new_authority(folder)
         self.identity = folder / "identity.pem"
@@ -116,10 +116,10 @@ def serve_proxy(upstream: int, folder: Path | None) -> None:
     files (``Ends``), else plain; prints ``listening on HOST:PORT`` on stderr."""
     import trio  # noqa: PLC0415
 
-    from harness.judging.timeline import Timeline  # noqa: PLC0415
+    from harness.evidence.timeline import Timeline  # noqa: PLC0415
     from harness.proxy.server import Proxy, ProxyConfig  # noqa: PLC0415
     from harness.proxy.tlsio import Originate, ProxyTls  # noqa: PLC0415
-    from harness.tls import CA_FILE_NAME  # noqa: PLC0415
+    from harness.running.certificates import CA_FILE_NAME  # noqa: PLC0415
 
     tls = None
     if folder is not None:

@@ -13,7 +13,7 @@ made once, at the edge (``tearline``'s ``file:line: key.path: message``, a case'
   consumer program that cannot start, a TLS handshake that failed).
 - ``SelectionError``: a ``-k`` expression that does not parse.
 
-Scenario files gather their mistakes in ``harness.scenario.errors.ScenarioError``, a
+Scenario files gather their mistakes in ``harness.config.issues.ScenarioError``, a
 ``HarnessError`` holding every issue with its file and line.
 """
 

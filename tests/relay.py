@@ -33,11 +33,11 @@ from typing import Any, Literal
 import trio
 import trio.testing
 
-from reference_impl.consumer import run_consumer
-from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
-from reference_impl.link import LinkSpec, iter_payload
+from reference_impl.link.consumer_config import ConsumerConfig, ConsumerPolicy
+from reference_impl.link.spec import LinkSpec, iter_payload
 from reference_impl.payload import envelope, messages, tokens
-from reference_impl.producer import ConnectionLog, Producer, ProducerConfig, ProducerLog
+from reference_impl.peers.consumer import run_consumer
+from reference_impl.peers.producer import ConnectionLog, Producer, ProducerConfig, ProducerLog
 from reference_impl.report import ConsumerReport, Tally
 
 READ_BYTES = 65536

@@ -13,12 +13,12 @@ import hashlib
 import pytest
 import trio
 
-from reference_impl.consumer import run_consumer
-from reference_impl.consumer_config import ConsumerPolicy
 from reference_impl.errors import ErrorCode
 from reference_impl.framing import FRAMING_NAMES
-from reference_impl.link import ExpectedWire, LinkSpec, expected_wire, iter_payload
-from reference_impl.producer import ProducerConfig
+from reference_impl.link.consumer_config import ConsumerPolicy
+from reference_impl.link.spec import ExpectedWire, LinkSpec, expected_wire, iter_payload
+from reference_impl.peers.consumer import run_consumer
+from reference_impl.peers.producer import ProducerConfig
 from reference_impl.report import ConnectionSummary, ConsumerReport
 from tests.relay import (
     Cut,

@@ -20,11 +20,11 @@ import hashlib
 
 import pytest
 
-from reference_impl.consumer_config import ConsumerPolicy
 from reference_impl.framing import FRAMING_NAMES
-from reference_impl.link import LinkSpec, expected_wire, iter_payload
+from reference_impl.link.consumer_config import ConsumerPolicy
+from reference_impl.link.spec import LinkSpec, expected_wire, iter_payload
 from reference_impl.payload import envelope, messages
-from reference_impl.producer import ProducerConfig, ProducerLog
+from reference_impl.peers.producer import ProducerConfig, ProducerLog
 from reference_impl.report import ConnectionSummary
 from tests.relay import (
     Cut,

@@ -8,10 +8,10 @@ from collections.abc import Iterator
 
 import pytest
 
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.events import Message
 from reference_impl.framing import FramingOptions
-from reference_impl.session import ConsumerSession
+from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.session import ConsumerSession
 from tests.wire import bytewise, produce_wire
 
 KEY = b"dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's sample key

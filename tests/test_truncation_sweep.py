@@ -26,12 +26,12 @@ from dataclasses import dataclass
 import pytest
 from wsproto.utilities import generate_accept_token
 
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.framing import FRAMING_NAMES
-from reference_impl.link import ExpectedWire, LinkSpec, expected_wire, iter_payload
+from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.session import ConsumerSession
+from reference_impl.link.spec import ExpectedWire, LinkSpec, expected_wire, iter_payload
 from reference_impl.payload import envelope, messages, tokens
 from reference_impl.report import ConsumerReport
-from reference_impl.session import ConsumerSession
 
 HTTP2_FRAME_HEADER = 9
 

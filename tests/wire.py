@@ -11,7 +11,7 @@ from hypothesis import settings
 from reference_impl.errors import CodecError
 from reference_impl.events import Event, Message
 from reference_impl.framing import FramingOptions, make_client, make_server
-from reference_impl.link import pump
+from reference_impl.link.spec import pump
 
 
 def produce_wire(

@@ -1,7 +1,7 @@
 """``tearline clients``: the conformance matrix of the client libraries agents use.
 
 Runs the scenario library (or PATHs, a ``-k`` selection, at most ``--budget`` cases per
-client) against every installed adapter of ``harness.consumers.adapters`` and writes
+client) against every installed adapter of ``harness.adapters`` and writes
 ``clients.html`` and ``clients.json``. An adapter whose library is missing is skipped with a
 one-line note saying what to install. See ``docs/clients.md``.
 """
@@ -71,7 +71,7 @@ def _fail(message: str) -> int:
 
 
 def _list() -> int:
-    from harness.consumers.adapters import ADAPTERS, missing_modules, version  # noqa: PLC0415
+    from harness.consumers.catalogue import ADAPTERS, missing_modules, version  # noqa: PLC0415
 
     for adapter in ADAPTERS:
         missing = missing_modules(adapter)
@@ -85,16 +85,16 @@ def clients(args: argparse.Namespace) -> int:
     if args.list:
         return _list()
     from harness.cli.scenario import load_cases  # noqa: PLC0415
-    from harness.consumers.clients import (  # noqa: PLC0415 - trio, the runner: only when run
+    from harness.config.issues import ScenarioError  # noqa: PLC0415
+    from harness.matrix.grid import Matrix  # noqa: PLC0415
+    from harness.matrix.page import counts_text  # noqa: PLC0415
+    from harness.running.clients import (  # noqa: PLC0415 - trio, the runner: only when run
         ClientsRun,
         cases_for,
         installed,
         run_adapter,
         write,
     )
-    from harness.consumers.matrix import Matrix  # noqa: PLC0415
-    from harness.consumers.matrix_html import counts_text  # noqa: PLC0415
-    from harness.scenario.errors import ScenarioError  # noqa: PLC0415
     from harness.scenario.selection import SelectionError  # noqa: PLC0415
 
     try:

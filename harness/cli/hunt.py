@@ -24,8 +24,8 @@ from reference_impl.payload import PayloadName, tokens
 
 if TYPE_CHECKING:
     from harness.hunt.diagnosis import Judged
-    from harness.hunt.engine import Event, Found, HuntResult
     from harness.scenario import Scenario
+    from harness.search.engine import Event, Found, HuntResult
 
 # harness.hunt (Hypothesis, trio, the runner) is imported by the command, so that every other
 # ``tearline`` command starts as fast as before.
@@ -262,7 +262,7 @@ def write_found(
 
 def _clean_failure(judged: Judged, seconds: float) -> HuntResult:
     """The consumer fails the link with no fault at all: that is the smallest plan."""
-    from harness.hunt.engine import Found, HuntResult  # noqa: PLC0415
+    from harness.search.engine import Found, HuntResult  # noqa: PLC0415
 
     found = Found(judged, judged.plan, cases_until=0, shrink_steps=0, seconds=seconds)
     return HuntResult(found=[found], cases=0, runs=1, seconds=seconds)
@@ -271,9 +271,9 @@ def _clean_failure(judged: Judged, seconds: float) -> HuntResult:
 def hunt(args: argparse.Namespace) -> int:
     try:
         from harness.hunt.diagnosis import Standing  # noqa: PLC0415
-        from harness.hunt.engine import Hunt, HuntSettings, database_key  # noqa: PLC0415
-        from harness.hunt.live import LiveCheck, command_problem, preflight  # noqa: PLC0415
-        from harness.hunt.strategies import Space  # noqa: PLC0415
+        from harness.search.engine import Hunt, HuntSettings, database_key  # noqa: PLC0415
+        from harness.search.strategies import Space  # noqa: PLC0415
+        from harness.search.trials import LiveCheck, command_problem, preflight  # noqa: PLC0415
     except ImportError as err:  # hypothesis is not installed
         return _fail(f"hunt needs {err.name}: pip install {err.name}")
 

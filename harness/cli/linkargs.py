@@ -6,9 +6,9 @@ import argparse
 import ssl
 
 from reference_impl import defaults
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.framing import DEFAULT_MAX_MESSAGE_BYTES, FRAMING_NAMES, FramingOptions
-from reference_impl.link import LinkSpec
+from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import envelope, messages, tokens
 
 PAYLOADS = ("messages", "envelope", "tokens")

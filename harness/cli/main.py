@@ -26,9 +26,9 @@ from harness.cli.linkargs import (
     link_from_args,
     producer_tls,
 )
-from reference_impl.consumer import run_consumer
-from reference_impl.consumer_config import ConsumerPolicy
-from reference_impl.producer import Producer, ProducerConfig
+from reference_impl.link.consumer_config import ConsumerPolicy
+from reference_impl.peers.consumer import run_consumer
+from reference_impl.peers.producer import Producer, ProducerConfig
 from reference_impl.report import ConsumerReport, to_json
 
 

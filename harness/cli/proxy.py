@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 import trio
 
 if TYPE_CHECKING:
+    from harness.evidence.timeline import FaultRecord
     from harness.faults.config import Fault
-    from harness.judging.timeline import FaultRecord
     from harness.link.live import LinkTraits
 
 from harness.cli.linkargs import hostport
@@ -183,7 +183,7 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
         _log(note)
 
     from harness.faults.stage import LinkShape  # noqa: PLC0415
-    from harness.link.wire import live_locators  # noqa: PLC0415
+    from harness.link.case_wire import live_locators  # noqa: PLC0415
 
     traits = _traits(args)
     config = ProxyConfig(
@@ -220,9 +220,9 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
 
 async def _serve_api(args: argparse.Namespace, stop: trio.Event) -> str:
     """The control API and its proxies, until ``stop``; '' or why it could not start."""
+    from harness.api_server.asgi import bound_port, serve_api  # noqa: PLC0415
+    from harness.api_server.runtime import ProxyRuntime  # noqa: PLC0415
     from harness.control.api import ApiRequest, ControlApi  # noqa: PLC0415
-    from harness.control.asgi import bound_port, serve_api  # noqa: PLC0415
-    from harness.control.runtime import ProxyRuntime  # noqa: PLC0415
 
     host, port = args.api
     async with trio.open_nursery() as nursery:
@@ -292,7 +292,7 @@ def _traits(args: argparse.Namespace) -> LinkTraits:
 
 
 def proxy(args: argparse.Namespace) -> int:
-    from harness.link.wire import check_placeable  # noqa: PLC0415
+    from harness.link.case_wire import check_placeable  # noqa: PLC0415
     from harness.scenario import ScenarioError  # noqa: PLC0415
     from harness.scenario.loader import load_faults_file  # noqa: PLC0415
 

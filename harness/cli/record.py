@@ -94,7 +94,7 @@ def record(args: argparse.Namespace) -> int:
 
     from harness.errors import FieldError, HarnessError  # noqa: PLC0415
     from harness.record.format import dumps  # noqa: PLC0415
-    from harness.record.recorder import record as record_exchange  # noqa: PLC0415
+    from harness.running.recorder import record as record_exchange  # noqa: PLC0415
     from harness.scenario.model import (  # noqa: PLC0415
         ConsumerConfig,
         FramingConfig,
@@ -132,7 +132,7 @@ def record(args: argparse.Namespace) -> int:
     try:
         _write(args.output, dumps(recording))
         if args.pcap is not None:
-            from harness.record.capture import write_recording_pcap  # noqa: PLC0415 - scapy
+            from harness.artifacts.capture import write_recording_pcap  # noqa: PLC0415 - scapy
 
             write_recording_pcap(recording, args.pcap)
     except OSError as err:

@@ -14,9 +14,9 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.cli.types import bounded_float, bounded_int, readable_file, upstream
+from harness.config.issues import ScenarioError
 from harness.config.limits import MAX_DURATION_MS, MAX_SEED
 from harness.errors import FieldError
-from harness.scenario.errors import ScenarioError
 from harness.scenario.model import TokensConfig
 from harness.scenario.selection import SelectionError
 from reference_impl.payload import tokens
@@ -215,8 +215,8 @@ def _fail(message: str) -> int:
 
 def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
     """Load, validate and expand; raises ScenarioError / SelectionError
-    (``harness.running.load``, imported here: not for ``tearline --help``)."""
-    from harness.running.load import load_cases as load  # noqa: PLC0415
+    (``harness.link.library``, imported here: not for ``tearline --help``)."""
+    from harness.link.library import load_cases as load  # noqa: PLC0415
 
     return load(paths, select)
 
@@ -246,7 +246,7 @@ def targeted_cases(args: argparse.Namespace) -> list[Case]:
     if consumer is not None and function is not None:
         raise SelectionError("give --consumer or --consumer-function, not both")
     if function is not None:
-        from harness.consumers.worker import locate  # noqa: PLC0415
+        from harness.workers.worker import locate  # noqa: PLC0415
 
         if problem := locate(function):
             raise SelectionError(f"--consumer-function: {problem}")
@@ -300,7 +300,7 @@ def available_cpus() -> int:
 
 
 def _preload_reports() -> None:
-    from harness.reports.writer import preload  # noqa: PLC0415 - the point: off the main thread
+    from harness.artifacts.writer import preload  # noqa: PLC0415 - the point: off the main thread
 
     preload()
 
@@ -320,7 +320,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail("no cases selected")
     print_warnings(cases)
     if any(case.scenario.link.tls for case in cases):
-        from harness.tls import run_authority  # noqa: PLC0415 - trustme only when asked
+        from harness.running.certificates import run_authority  # noqa: PLC0415 - trustme only when asked
 
         run_authority()  # before the workers fork: one CA for the whole run
     settings = RunSettings(args.jobs, args.in_flight, args.seed, args.deadline_ms)
@@ -340,7 +340,7 @@ def run(args: argparse.Namespace) -> int:
     elapsed = time.monotonic() - started
     print_summary(console, results, elapsed)
     if args.report:
-        from harness.reports.writer import write_reports  # noqa: PLC0415 - scapy etc. only when asked
+        from harness.artifacts.writer import write_reports  # noqa: PLC0415 - scapy etc. only when asked
 
         writing = time.monotonic()
         written = write_reports(

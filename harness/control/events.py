@@ -16,7 +16,7 @@ from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Any
 
-from harness.judging.timeline import Timeline
+from harness.evidence.timeline import Timeline
 
 #: closed connections kept per proxy, by default
 DEFAULT_WINDOW = 100

@@ -196,10 +196,10 @@ def tearline_fault(
     scenario file; and the attributes as given. ``FieldError`` with the key path inside
     ``attributes`` and the loader's message."""
     # Imported here: the scenario loader is only needed by toxics that use it.
-    from harness.scenario.errors import Issues  # noqa: PLC0415
+    from harness.config.issues import Issues  # noqa: PLC0415
+    from harness.config.nodes import parse  # noqa: PLC0415
+    from harness.config.validate import INVALID, Validator  # noqa: PLC0415
     from harness.scenario.loader import rules_for  # noqa: PLC0415
-    from harness.scenario.nodes import parse  # noqa: PLC0415
-    from harness.scenario.validate import INVALID, Validator  # noqa: PLC0415
 
     given: dict[str, Any] = {} if attributes is None else _plain(attributes)
     for reserved in ("kind", "direction"):

@@ -7,11 +7,11 @@ prefix and leaves the body to be read as the next prefix. Every correct consumer
 messages on (nothing in them is wrong), and the judge, which knows what the producer sent,
 finds I1 broken: the reference consumer "fails" the plan, and so would any consumer. The judge
 forgives only a change that keeps each message's size and place
-(``harness.link.wire._unseen_changes``, the case ``tearline validate`` warns about).
+(``harness.link.case_wire._unseen_changes``, the case ``tearline validate`` warns about).
 
 Such a plan tests nothing and reads as a harness problem, so the hunt does not draw it:
 ``undetectable`` decodes the clean stream with the plan's rewrites applied, as the reference
-codec does (``reference_impl.link.decode_changed``), takes what the reference consumer would
+codec does (``reference_impl.link.spec.decode_changed``), takes what the reference consumer would
 hand on, forgives what the judge forgives, and asks whether I1 would still break.
 """
 
@@ -25,10 +25,10 @@ from harness.faults.bogus_length import encode_length
 from harness.faults.config import Fault
 from harness.link.locator import PreparedLocator
 from harness.link.prepared import PreparedLink
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.errors import CodecError
 from reference_impl.events import Message
-from reference_impl.link import decode_changed
+from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.spec import decode_changed
 from reference_impl.payload.registry import payload
 
 #: the payload whose consumer hands each message on as it completes, even from a stream that

@@ -17,10 +17,10 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
+from harness.evidence.connection import WireConnection, connection, needed_messages
+from harness.evidence.timeline import Timeline
 from harness.judging.grades import grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
-from harness.judging.timeline import Timeline
-from harness.judging.wire import WireConnection, connection, needed_messages
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
 

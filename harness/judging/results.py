@@ -12,7 +12,7 @@ import shlex
 from dataclasses import dataclass, field
 from enum import StrEnum
 
-from harness.judging.timeline import Timeline
+from harness.evidence.timeline import Timeline
 from harness.scenario.model import Expect
 from reference_impl.report import ConsumerReport
 

@@ -33,13 +33,13 @@ from dataclasses import dataclass, field
 
 from harness.errors import PositionError
 from harness.faults.position import Position
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.errors import CodecError
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing import FramingOptions, layout, make_monitor
 from reference_impl.framing.base import ClientCodec
+from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.payload.registry import payload as payload_kind
-from reference_impl.payload_sides import Ending, PayloadSide
+from reference_impl.payload.sides import Ending, PayloadSide
 from reference_impl.report import preview
 
 LENGTH_WIDTH = 4

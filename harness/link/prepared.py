@@ -1,6 +1,6 @@
 """The prepared link: what the harness knows of a case's stream before it runs, computed once.
 
-One dry run of the reference codecs in memory (``reference_impl.link.expected_wire``) gives the
+One dry run of the reference codecs in memory (``reference_impl.link.spec.expected_wire``) gives the
 bytes the reference producer writes on a clean connection and where each message sits; the
 framing layer says where a message is committed and where its length prefix is
 (``reference_impl.framing.layout``); the payload layer says which messages carry the result.
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from harness.errors import FieldError
 from reference_impl.errors import CodecError
 from reference_impl.framing import layout
-from reference_impl.link import LinkSpec, content_messages, expected_wire, iter_payload
+from reference_impl.link.spec import LinkSpec, content_messages, expected_wire, iter_payload
 from reference_impl.report import preview
 
 #: message spans a result keeps for the report's drawing

@@ -12,9 +12,9 @@ from __future__ import annotations
 from harness.link.live import LinkTraits
 from harness.link.prepared import PreparedLink, prepare
 from harness.scenario.model import EnvelopeConfig, Link, MessagesConfig, Scenario, TokensConfig
-from reference_impl.consumer_config import ConsumerConfig, ConsumerPolicy
 from reference_impl.framing import FramingOptions
-from reference_impl.link import LinkSpec, ProducerConfig
+from reference_impl.link.consumer_config import ConsumerConfig, ConsumerPolicy
+from reference_impl.link.spec import LinkSpec, ProducerConfig
 from reference_impl.payload import envelope, messages, tokens
 
 

@@ -7,7 +7,7 @@ consumer; the scenario author is warned, and the judge takes the changed message
 link delivers.
 
 Whether a change is visible is asked of the layers that know: the reference codec decodes the
-changed stream (``reference_impl.link.decode_changed``), and the payload's own check
+changed stream (``reference_impl.link.spec.decode_changed``), and the payload's own check
 (``payload_sides``) reads the messages it decoded. A change either of them refuses is visible.
 """
 
@@ -22,10 +22,10 @@ from harness.faults.config import Fault
 from harness.faults.corrupt import Corrupt
 from harness.link.locator import PreparedLocator
 from harness.link.prepared import PreparedLink
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.errors import CodecError
 from reference_impl.events import Message
-from reference_impl.link import decode_changed
+from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.spec import decode_changed
 from reference_impl.payload.registry import payload
 
 #: the fault kinds whose changes can be unseen (the rest are never checked)

@@ -26,11 +26,11 @@ from typing import Protocol, runtime_checkable
 
 import trio
 
+from harness.evidence.timeline import HowEnded, Timeline
+from harness.evidence.timeline import Leg as TimedLeg
 from harness.faults.config import Fault
 from harness.faults.items import Boundary, Chunk, Close, Direction, End, Item
 from harness.faults.stage import BaseStage, Chain, Stage
-from harness.judging.timeline import HowEnded, Timeline
-from harness.judging.timeline import Leg as TimedLeg
 from harness.proxy.plans import FaultPlan, NamedFault, Waits
 from harness.proxy.sockio import Endpoint
 from harness.proxy.threadchain import ThreadChain

@@ -26,10 +26,10 @@ from typing import Protocol, cast
 import trio
 
 from harness.errors import HarnessError, PositionError
+from harness.evidence.timeline import HowEnded, Timeline
 from harness.faults.config import Fault
 from harness.faults.items import Direction
 from harness.faults.stage import LinkShape, Locator, Stage, StageContext
-from harness.judging.timeline import HowEnded, Timeline
 from harness.link.live import LinkTraits, LiveStream
 from harness.link.locator import placement_problem
 from harness.proxy.direction import Connection, Leg, Watcher

@@ -8,7 +8,7 @@ A leg reads its source and writes its destination through an ``Endpoint``: ``rea
 ``receive_some``/``send_all`` cost a third more per small message than these (the conflict
 detector, their sandwich of checkpoints; ``benchmarks/bench_proxy.py``). Reading before waiting
 measured faster than waiting first, even for ping-pong traffic. ``TlsEndpoint`` is a
-``TlsStream`` (``reference_impl/tls_stream.py``): its ``close_write`` sends close_notify and
+``TlsStream`` (``reference_impl/peers/tls_stream.py``): its ``close_write`` sends close_notify and
 keeps reading (TLS 1.3's half-close), its ``reset`` sends no close_notify and closes with
 SO_LINGER 0. Errors are trio's: ``BrokenResourceError``, or ``ClosedResourceError`` if the
 endpoint was closed meanwhile.
@@ -24,7 +24,7 @@ from typing import Protocol
 
 import trio
 
-from reference_impl.tls_stream import TlsStream
+from reference_impl.peers.tls_stream import TlsStream
 
 _LINGER_ZERO = struct.pack("ii", 1, 0)
 

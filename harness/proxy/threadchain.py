@@ -30,9 +30,9 @@ import time
 from collections.abc import Callable, MutableMapping
 from typing import Protocol, cast
 
+from harness.evidence.timeline import Leg
 from harness.faults.items import Chunk, Close, End, Heartbeat, Item
 from harness.faults.stage import Chain
-from harness.judging.timeline import Leg
 from harness.proxy.threadcopy import Ended, ThreadCopy, Watcher, drain
 
 #: how long before a stage's timer the thread stops polling and sleeps precisely instead

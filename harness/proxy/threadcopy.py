@@ -31,7 +31,7 @@ from typing import Literal, Protocol
 
 import trio
 
-from harness.judging.timeline import Leg
+from harness.evidence.timeline import Leg
 
 #: legs copied in threads at once (two per connection); the rest copy in trio
 MAX_THREAD_LEGS = 64

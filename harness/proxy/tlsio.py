@@ -1,13 +1,13 @@
 """TLS on the proxy's two sides: terminated toward the consumer, originated toward the upstream.
 
-The proxy's legs read and write plaintext either way (``sockio.py``), so every fault, frame
-position and watcher works through TLS as without it. Toward the consumer the proxy serves a
-certificate for the names it listens on (``harness/tls.py`` makes one for a run); toward the
+The proxy's legs read and write plaintext either way (``sockio.py``), so every fault, frame position
+and watcher works through TLS as without it. Toward the consumer the proxy serves a certificate for
+the names it listens on (``harness/running/certificates.py`` makes one for a run); toward the
 upstream it verifies the server's certificate against the system's CAs, or ``ca_file``, unless
-``insecure`` says not to. SNI is the upstream's host name (none for an IP address, as TLS
-wants). ALPN is carried through: the protocol the consumer chose is what the proxy offers
-upstream; a consumer that chose none (plain TCP, or no ALPN) leaves the framing's offer
-(``alpn_offer``: ``h2`` for gRPC, ``http/1.1`` otherwise).
+``insecure`` says not to. SNI is the upstream's host name (none for an IP address, as TLS wants).
+ALPN is carried through: the protocol the consumer chose is what the proxy offers upstream; a
+consumer that chose none (plain TCP, or no ALPN) leaves the framing's offer (``alpn_offer``: ``h2``
+for gRPC, ``http/1.1`` otherwise).
 
 Each handshake is bounded by ``handshake_timeout_s`` and fails as ``TlsError``, one line
 naming the cause (an upstream that does not speak TLS, a certificate for another name, an
@@ -22,7 +22,7 @@ from dataclasses import dataclass
 
 import trio
 
-from reference_impl.tls_stream import TlsStream
+from reference_impl.peers.tls_stream import TlsStream
 
 HANDSHAKE_TIMEOUT_S = 5.0
 H2, HTTP11 = "h2", "http/1.1"

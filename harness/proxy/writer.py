@@ -11,8 +11,8 @@ from typing import Protocol, cast
 
 import trio
 
+from harness.evidence.timeline import Timeline
 from harness.faults.items import Boundary, Chunk, Close, Heartbeat, Item
-from harness.judging.timeline import Timeline
 from harness.proxy.drain import proc_key, wait_drained
 from harness.proxy.sockio import Endpoint
 

@@ -13,7 +13,7 @@ import base64
 import hashlib
 import re
 
-from harness.record.plan import Write
+from harness.record.schedule import Write
 
 WS_GUID = b"258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
 #: how far into either stream the handshake's headers are looked for

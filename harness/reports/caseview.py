@@ -10,8 +10,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from harness.evidence.timeline import FaultRecord
 from harness.judging.results import CaseResult, Check, replay_command
-from harness.judging.timeline import FaultRecord
 from harness.reports.summary import fault_family, is_failing, observed_label
 
 MAX_FAULT_ROWS = 50

@@ -20,8 +20,8 @@ from functools import lru_cache
 
 from markupsafe import Markup
 
+from harness.evidence.timeline import Segment, Timeline
 from harness.judging.results import CaseResult
-from harness.judging.timeline import Segment, Timeline
 from harness.reports.shapes import (
     Drawing,
     Path,

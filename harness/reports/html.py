@@ -25,8 +25,8 @@ from jinja2 import Environment, PackageLoader, StrictUndefined
 from markupsafe import Markup
 from markupsafe import escape as markup_escape
 
+from harness.evidence.timeline import FaultRecord
 from harness.judging.results import OUTCOMES, CaseResult, Check
-from harness.judging.timeline import FaultRecord
 from harness.reports import caseview
 from harness.reports.drawing import timeline_svg
 from harness.reports.strip import StripCell, sweep_svg, verdict_classes

@@ -20,8 +20,8 @@ from functools import cache
 from importlib import resources
 from typing import Any
 
+from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult, replay_command
-from harness.judging.timeline import Timeline
 from harness.reports.summary import fault_family, is_failing, observed_label, totals
 from reference_impl.report import ConsumerReport
 

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 import trio
 
 from harness.judging.results import CaseResult
-from harness.running.runner import error_result, run_case
+from harness.running.case import error_result, run_case
 from harness.scenario import Case, Scenario
 
 BATCH = 8

@@ -1,11 +1,11 @@
 """A case's TLS, from its link: what the proxy, the reference producer and consumer get.
 
 ``link.tls`` puts TLS between the consumer and the proxy (the proxy's certificate from the run's
-test CA, ``harness/tls.py``) and, when the producer is the reference one, between the proxy and
-the producer too, the proxy verifying the producer's certificate against the same CA. An
-``https://`` upstream has the proxy originate TLS to it whatever ``link.tls`` says, verifying
-against the system's CAs, ``upstream_ca``, or not at all (``upstream_insecure``). ALPN follows
-the framing (``harness/proxy/tlsio.py``). The CA is made only when a case asks for TLS.
+test CA, ``harness/running/certificates.py``) and, when the producer is the reference one, between
+the proxy and the producer too, the proxy verifying the producer's certificate against the same CA.
+An ``https://`` upstream has the proxy originate TLS to it whatever ``link.tls`` says, verifying
+against the system's CAs, ``upstream_ca``, or not at all (``upstream_insecure``). ALPN follows the
+framing (``harness/proxy/tlsio.py``). The CA is made only when a case asks for TLS.
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ from harness.scenario import Link
 from harness.scenario.model import split_upstream
 
 if TYPE_CHECKING:
-    from harness.tls import Authority
+    from harness.running.certificates import Authority
 
 #: the reference producer's host, as the proxy names it (SNI and the name checked)
 LOOPBACK = "127.0.0.1"
@@ -56,6 +56,6 @@ def ca_file(link: Link) -> str:
 
 
 def _authority() -> Authority:
-    from harness.tls import run_authority  # noqa: PLC0415 - trustme only when TLS is asked for
+    from harness.running.certificates import run_authority  # noqa: PLC0415 - trustme only when TLS is asked for
 
     return run_authority()

@@ -11,8 +11,8 @@ Modules: ``model`` (the dataclasses), ``validate`` (YAML node + type -> value or
 ``schema``, ``errors``. The format is documented in ``docs/scenario-format.md``.
 """
 
+from harness.config.issues import ScenarioError, SchemaIssue
 from harness.scenario.cases import MAX_RUN_CASES, Case, expand, expand_all, stable_seed
-from harness.scenario.errors import ScenarioError, SchemaIssue
 from harness.scenario.loader import FaultRegistry, load_file, load_paths, load_text
 from harness.scenario.model import (
     VERDICTS,

@@ -19,11 +19,11 @@ from pathlib import PurePath
 from typing import Protocol
 
 from harness.config.fields import yaml_fields
-from harness.scenario.errors import Issues, ScenarioError, SchemaIssue
+from harness.config.issues import Issues, ScenarioError, SchemaIssue
+from harness.config.paths import apply, base_type, resolve
+from harness.config.validate import Rules
 from harness.scenario.model import Origin, Scenario, Span, SweepAxis
-from harness.scenario.paths import apply, base_type, resolve
 from harness.scenario.sweep import MAX_CASES, known_size
-from harness.scenario.validate import Rules
 
 _RULES = Rules()
 

@@ -16,13 +16,13 @@ from pathlib import Path, PurePath
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
+from harness.config.issues import Issues, ScenarioError, SchemaIssue, clip_repr
+from harness.config.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
+from harness.config.validate import INVALID, Rules, Tagged, Validator, line_inside
 from harness.faults.config import Fault
 from harness.record.format import recording_problem
-from harness.scenario.errors import Issues, ScenarioError, SchemaIssue, clip_repr
 from harness.scenario.model import FaultList, Origin, Scenario, SweepAxis
-from harness.scenario.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
 from harness.scenario.sweep import read_sweep
-from harness.scenario.validate import INVALID, Rules, Tagged, Validator, line_inside
 
 #: Fault kind -> its frozen config dataclass.
 FaultRegistry = Mapping[str, type]

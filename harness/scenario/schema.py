@@ -17,11 +17,11 @@ from typing import Annotated, Any, Literal, Union, get_args, get_origin
 
 from harness.config.docs import class_doc, field_docs
 from harness.config.fields import yaml_fields
+from harness.config.paths import PATH_PATTERN
 from harness.faults.config import Fault
 from harness.faults.position import POSITION_SCHEMA, Position
 from harness.scenario.loader import FaultRegistry, default_registry
 from harness.scenario.model import Expect, Link, MessagesConfig, Scenario, Span
-from harness.scenario.paths import PATH_PATTERN
 from reference_impl.payload import PAYLOAD_NAMES
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"

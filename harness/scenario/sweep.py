@@ -14,11 +14,11 @@ from typing import Any
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from harness.scenario.errors import KeyPath
+from harness.config.issues import KeyPath
+from harness.config.nodes import describe, line_of, mapping_pairs
+from harness.config.paths import PathError, apply, parse_path, resolve
+from harness.config.validate import INVALID, Validator, scalar_problem
 from harness.scenario.model import Scenario, Span, SweepAxis
-from harness.scenario.nodes import describe, line_of, mapping_pairs
-from harness.scenario.paths import PathError, apply, parse_path, resolve
-from harness.scenario.validate import INVALID, Validator, scalar_problem
 
 #: Largest number of cases one scenario may expand to.
 MAX_CASES = 100_000

@@ -1,6 +1,6 @@
 """Where things sit inside the bytes one message occupies on the wire, per framing.
 
-The dry run (``reference_impl.link.expected_wire``) records the span of bytes the producer's
+The dry run (``reference_impl.link.spec.expected_wire``) records the span of bytes the producer's
 codec wrote for each message. What lies where inside a span is framing knowledge, kept here:
 
 - ``commit_end``: the offset at which a consumer has the whole message and hands it on. It is

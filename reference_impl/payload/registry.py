@@ -10,12 +10,22 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.events import Message
 from reference_impl.payload import PayloadName, envelope, messages, tokens
-from reference_impl.payload_sides import EnvelopeSide, MessagesSide, PayloadSide, TokensSide
+from reference_impl.payload.sides import EnvelopeSide, MessagesSide, PayloadSide, TokensSide
+
+
+class SideSettings(Protocol):
+    """What a consumer-side check is made from (``ConsumerConfig`` has it): the payload layer
+    sits below the consumer's settings, so it names only the two fields it reads."""
+
+    @property
+    def token_profile(self) -> str: ...
+
+    @property
+    def accept_partial_at_safe_boundary(self) -> bool: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -26,7 +36,7 @@ class PayloadKind:
     iter_messages: Callable[[Any], Iterator[Message]]
     #: how many leading messages of the stream carry the result
     content_count: Callable[[Any, Sequence[Message]], int]
-    side: Callable[[ConsumerConfig], PayloadSide]
+    side: Callable[[SideSettings], PayloadSide]
 
 
 def _all(spec: object, produced: Sequence[Message]) -> int:

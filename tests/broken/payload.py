@@ -11,14 +11,14 @@ from __future__ import annotations
 import hashlib
 import math
 
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.errors import CodecError
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing_guard import FramingPolicy, StreamFramingGuard, StreamState
+from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.session import FRAMING_MODES
 from reference_impl.payload.registry import payload
-from reference_impl.payload_sides import Ending, PayloadSide
+from reference_impl.payload.sides import Ending, PayloadSide
 from reference_impl.report import ConsumerReport, Recorded
-from reference_impl.session import FRAMING_MODES
 from tests.broken.contract import Tally, Target
 
 

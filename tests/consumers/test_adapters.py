@@ -10,19 +10,19 @@ import grpc
 import pytest
 import trio
 
-from harness.consumers.adapters import ADAPTERS, Adapter, missing_modules
 from harness.consumers.api import LinkInfo, url_for
-from harness.consumers.calling import call
+from harness.consumers.catalogue import ADAPTERS, Adapter, missing_modules
 from harness.consumers.outcome import Ending
-from harness.consumers.pool import close_default_pool
-from harness.consumers.runner import prewarm
-from harness.consumers.selection import for_function
-from harness.consumers.worker import resolve
 from harness.judging.results import CaseResult, Grade, Outcome
 from harness.link.reference import prepared_link
+from harness.matrix.sampling import for_function
 from harness.running.execute import RunSettings, run_all
 from harness.scenario import load_paths
 from harness.scenario.cases import Case, expand
+from harness.workers.calling import call
+from harness.workers.invoke import prewarm
+from harness.workers.pool import close_default_pool
+from harness.workers.worker import resolve
 from reference_impl.report import Accepted
 from tests.harness.conftest import one_case
 

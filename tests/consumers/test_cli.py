@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.cli.main import main
-from harness.consumers.clients import installed
 from harness.judging.results import Outcome
-from harness.running.runner import run_case
+from harness.running.case import run_case
+from harness.running.clients import installed
 from tests.consumers.test_runner import case
 from tests.test_sans_io import _forbidden, loaded_by
 
@@ -22,10 +22,10 @@ PURE = [
     "harness.consumers.outcome",
     "harness.consumers.report",
     "harness.consumers.protocol",
-    "harness.consumers.selection",
-    "harness.consumers.matrix",
-    "harness.consumers.matrix_html",
-    "harness.consumers.adapters",
+    "harness.matrix.sampling",
+    "harness.matrix.grid",
+    "harness.matrix.page",
+    "harness.adapters",
 ]
 
 
@@ -37,7 +37,7 @@ def test_the_core_loads_no_io_shell(module: str) -> None:
 
 
 def test_the_worker_starts_light() -> None:
-    loaded = loaded_by("harness.consumers.worker")
+    loaded = loaded_by("harness.workers.worker")
     assert not {"trio", "h11", "h2", "wsproto", "yaml"} & loaded
 
 
@@ -56,8 +56,8 @@ def test_an_unknown_client_is_one_line_and_exit_2(capsys: pytest.CaptureFixture[
 def test_a_missing_library_is_skipped_with_what_to_install(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from harness.consumers import clients  # noqa: PLC0415
-    from harness.consumers.adapters import Adapter  # noqa: PLC0415
+    from harness.consumers.catalogue import Adapter  # noqa: PLC0415
+    from harness.running import clients  # noqa: PLC0415
 
     ghost = Adapter("ghost", "m:f", ("ghost-client",), ("no_such_module_x",), ("sse",))
     monkeypatch.setattr(clients, "ADAPTERS", (ghost,))
@@ -97,7 +97,7 @@ async def test_a_function_as_a_contract_program_gets_the_same_report() -> None:
     program = [
         sys.executable,
         "-m",
-        "harness.consumers.program",
+        "harness.workers.program",
         "tests.consumers.functions:codec_consumer",
     ]
     text = (
@@ -116,7 +116,7 @@ async def test_a_function_as_a_contract_program_gets_the_same_report() -> None:
 
 def test_the_program_outside_tearline_says_so() -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "harness.consumers.program", "tests.consumers.functions:pid"],
+        [sys.executable, "-m", "harness.workers.program", "tests.consumers.functions:pid"],
         capture_output=True,
         text=True,
         check=False,

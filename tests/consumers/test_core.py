@@ -8,11 +8,11 @@ from collections.abc import AsyncIterator, Iterator
 import pytest
 
 from harness.consumers.api import STREAM_PATH, LinkInfo, Message, url_for
-from harness.consumers.calling import call
 from harness.consumers.linkinfo import link_info
 from harness.consumers.outcome import CallOutcome, Ending, from_wire, to_wire
 from harness.consumers.protocol import FrameError, FrameReader, encode
 from harness.consumers.report import report_of
+from harness.workers.calling import call
 from reference_impl.framing.options import FramingOptions
 from reference_impl.report import MAX_DETAIL_CHARS, Accepted
 from tests.harness.conftest import one_case

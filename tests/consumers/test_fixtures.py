@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from harness.consumers.fixtures import RunningProxy, ScenarioResults, parse_faults
 from harness.errors import SetupError
 from harness.judging.results import Grade
+from harness.pytest_plugin.fixtures import RunningProxy, ScenarioResults, parse_faults
 from harness.scenario import ScenarioError
 
 BODY = bytes(range(256)) * 4  # 1024 bytes

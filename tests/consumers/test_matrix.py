@@ -5,12 +5,12 @@ from __future__ import annotations
 import dataclasses
 import json
 
-from harness.consumers.adapters import ADAPTERS, Adapter, by_name, missing_modules
-from harness.consumers.matrix import UNGRADED, Matrix, Skipped, build_row, to_json
-from harness.consumers.matrix_html import counts_text, render
-from harness.consumers.selection import fits, for_function, unsupported, within_budget
+from harness.consumers.catalogue import ADAPTERS, Adapter, by_name, missing_modules
+from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult, Grade, Outcome, Target
-from harness.judging.timeline import Timeline
+from harness.matrix.grid import UNGRADED, Matrix, Skipped, build_row, to_json
+from harness.matrix.page import counts_text, render
+from harness.matrix.sampling import fits, for_function, unsupported, within_budget
 from harness.scenario import Case, Origin
 from tests.harness.conftest import one_case
 

@@ -11,12 +11,12 @@ import sys
 import pytest
 import trio
 
-from harness.consumers.pool import WorkerPool
-from harness.consumers.runner import prewarm, run_python_consumer, warm_python_consumer
 from harness.judging.results import CaseResult, Grade, Outcome
+from harness.running.case import run_case
 from harness.running.execute import RunSettings, run_all
-from harness.running.runner import run_case
 from harness.scenario import Case
+from harness.workers.invoke import prewarm, run_python_consumer, warm_python_consumer
+from harness.workers.pool import WorkerPool
 from tests.harness.conftest import one_case
 
 FUNCTIONS = "tests.consumers.functions"
@@ -119,7 +119,7 @@ async def test_the_deadline_counts_from_the_call_once_warm() -> None:
     with trio.move_on_after(1.0):  # the case's deadline, started after the warm-up
         async with trio.open_nursery() as nursery:
             from harness.link.reference import link_spec, producer_config  # noqa: PLC0415
-            from reference_impl.producer import Producer  # noqa: PLC0415
+            from reference_impl.peers.producer import Producer  # noqa: PLC0415
 
             link = slow.scenario.link
             producer = Producer(producer_config(link, link_spec(link)))
@@ -141,8 +141,8 @@ async def test_prewarm_starts_idle_workers_side_by_side() -> None:
 
 ORPHAN = """
 import sys, trio
-from harness.consumers.pool import default_pool
-from harness.consumers.runner import prewarm
+from harness.workers.pool import default_pool
+from harness.workers.invoke import prewarm
 trio.run(prewarm, "tests.consumers.functions:pid", 1)
 worker = default_pool()._idle["tests.consumers.functions:pid"][0]
 print(worker.process.pid, flush=True)
@@ -167,7 +167,7 @@ def test_a_worker_ends_with_the_process_that_started_it() -> None:
 
 
 def _forked_pool_is_empty() -> bool:
-    from harness.consumers import pool  # noqa: PLC0415
+    from harness.workers import pool  # noqa: PLC0415
 
     return pool._POOL is None
 
@@ -175,7 +175,7 @@ def _forked_pool_is_empty() -> bool:
 def test_a_forked_case_worker_starts_with_an_empty_pool() -> None:
     import multiprocessing  # noqa: PLC0415
 
-    from harness.consumers import pool  # noqa: PLC0415
+    from harness.workers import pool  # noqa: PLC0415
 
     trio.run(prewarm, f"{FUNCTIONS}:pid", 1)
     try:

@@ -11,9 +11,9 @@ from typing import Any, TypeVar
 import pytest
 import trio
 
+from harness.api_server.asgi import bound_port, serve_api
+from harness.api_server.runtime import ProxyRuntime
 from harness.control.api import ControlApi
-from harness.control.asgi import bound_port, serve_api
-from harness.control.runtime import ProxyRuntime
 from tests.harness.conftest import LOOPBACK, serve
 
 T = TypeVar("T")

@@ -246,7 +246,7 @@ async def test_toxicity_follows_the_seed(api: Api, echo_port: int) -> None:
     hits = [await _round_trip(_port(proxy)) >= 0.2 for _ in range(12)]
     assert 0 < sum(hits) < 12
     # The same seed, proxy name, run and connection numbers draw the same: recompute them.
-    from harness.control.runtime import proxy_seed  # noqa: PLC0415
+    from harness.api_server.runtime import proxy_seed  # noqa: PLC0415
 
     seed = proxy_seed(1234, "svc", 1)
     expected = [

@@ -15,17 +15,17 @@ from pathlib import Path
 
 import trio
 
+from harness.evidence.timeline import Timeline
 from harness.faults.config import Fault
 from harness.faults.items import Direction
 from harness.faults.stage import Locator
-from harness.judging.timeline import Timeline
 from harness.link.live import LinkTraits, LiveStream
 from harness.link.locator import PreparedLocator
 from harness.link.prepared import PreparedLink, prepare
 from harness.link.reference import prepared_link
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.scenario import Case, expand, load_text
-from reference_impl import link as ref_link
+from reference_impl.link import spec as ref_link
 from reference_impl.payload import messages
 
 LOOPBACK = "127.0.0.1"

@@ -6,12 +6,12 @@ import hashlib
 
 import pytest
 
-from harness.consumers.adapters import ADAPTERS, hands_on_transport, lacks
+from harness.consumers.catalogue import ADAPTERS, hands_on_transport, lacks
+from harness.evidence.connection import WireConnection
+from harness.evidence.timeline import Timeline
 from harness.judging.grades import grade
 from harness.judging.judge import Judgement, Observation, judge
 from harness.judging.results import Grade, Outcome
-from harness.judging.timeline import Timeline
-from harness.judging.wire import WireConnection
 from harness.scenario import Expect, ScenarioError, load_text
 from harness.scenario.model import Grading
 from reference_impl.report import Accepted, ConsumerReport

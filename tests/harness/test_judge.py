@@ -8,10 +8,10 @@ from dataclasses import replace
 
 import pytest
 
+from harness.evidence.connection import WireConnection
+from harness.evidence.timeline import HowEnded, Timeline
 from harness.judging.judge import DeclaredFault, Judgement, Observation, judge
 from harness.judging.results import Check, Outcome
-from harness.judging.timeline import HowEnded, Timeline
-from harness.judging.wire import WireConnection
 from harness.scenario import CountRange, Expect
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport
 

@@ -15,7 +15,7 @@ from harness.faults.position import Position
 from harness.link.live import EVERY_FRAME, MAX_EXACT_BYTES, LinkTraits, LiveStream
 from harness.link.prepared import PreparedLink, prepare
 from reference_impl.framing import FramingOptions
-from reference_impl.link import LinkSpec
+from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import tokens
 from tests.wire import examples
 

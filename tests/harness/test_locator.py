@@ -17,6 +17,7 @@ from harness.errors import PositionError, render_path
 from harness.faults import BogusLength, DropFrame, Kill, ReorderFrames, Split
 from harness.faults.config import Fault
 from harness.faults.position import Position
+from harness.link.case_wire import check_placeable
 from harness.link.live import LinkTraits
 from harness.link.locator import (
     PreparedLocator,
@@ -24,8 +25,7 @@ from harness.link.locator import (
     utf8_char_offset,
 )
 from harness.link.prepared import prepare
-from harness.link.wire import check_placeable
-from reference_impl import link as ref_link
+from reference_impl.link import spec as ref_link
 from reference_impl.payload import messages
 from tests.harness.conftest import prefixed_link
 

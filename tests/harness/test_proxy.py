@@ -11,6 +11,7 @@ import socket
 
 import trio
 
+from harness.evidence.timeline import MAX_FAULT_RECORDS, Timeline
 from harness.faults import (
     BogusLength,
     Corrupt,
@@ -21,7 +22,6 @@ from harness.faults import (
     Split,
 )
 from harness.faults.position import Position
-from harness.judging.timeline import MAX_FAULT_RECORDS, Timeline
 from harness.proxy.drain import proc_key, wait_drained
 from harness.proxy.sockio import reset
 from tests.harness.conftest import (

@@ -11,11 +11,11 @@ import trio
 import trio.testing
 
 from harness.control.events import ConnectionLog
+from harness.evidence.timeline import FaultRecord, Timeline
 from harness.faults import Kill, Latency, Stall
 from harness.faults.items import Chunk, Item
 from harness.faults.position import Position
 from harness.faults.stage import BaseStage
-from harness.judging.timeline import FaultRecord, Timeline
 from harness.proxy.direction import THREAD_AFTER_READS, Connection, Leg
 from harness.proxy.plans import FaultPlan, NamedFault
 from harness.proxy.server import Proxy, ProxyConfig

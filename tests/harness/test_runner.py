@@ -15,8 +15,8 @@ import pytest
 
 from harness.judging.results import CaseResult
 from harness.link.reference import prepared_link
+from harness.running.case import run_case
 from harness.running.external import command_for
-from harness.running.runner import run_case
 from harness.scenario import Case, load_text
 from reference_impl.report import MAX_DETAIL_CHARS
 from tests.harness.conftest import PROGRAMS, PYTHON, fault_facts, one_case

@@ -12,8 +12,8 @@ import trio.testing
 from harness.cli.main import build_parser
 from harness.judging.results import CaseResult
 from harness.running import execute
+from harness.running.case import error_result
 from harness.running.execute import RunSettings, run_all
-from harness.running.runner import error_result
 from harness.scenario import Case, expand, load_text
 from tests.scenario.toys import FixedShape
 

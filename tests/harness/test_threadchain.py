@@ -18,6 +18,7 @@ import trio
 import trio.testing
 
 from harness.control.events import MAX_FAULTS_KEPT, ConnectionLog, connection_timeline
+from harness.evidence.timeline import HowEnded, Leg
 from harness.faults.config import Fault
 from harness.faults.items import Boundary, Chunk, Close, End
 from harness.faults.kill import Kill
@@ -26,7 +27,6 @@ from harness.faults.position import Position
 from harness.faults.split import Split
 from harness.faults.stage import Chain, StageContext
 from harness.faults.stall import Stall
-from harness.judging.timeline import HowEnded, Leg
 from harness.link.live import LinkTraits, LiveStream
 from harness.proxy.direction import (
     MAX_THREAD_BACKOFF,

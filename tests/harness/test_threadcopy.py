@@ -17,8 +17,8 @@ import trio
 import trio.testing
 
 from harness.control.events import ConnectionLog
+from harness.evidence.timeline import Leg
 from harness.faults.config import Fault
-from harness.judging.timeline import Leg
 from harness.proxy import direction
 from harness.proxy.direction import THREAD_AFTER_BYTES, THREAD_AFTER_READS
 from harness.proxy.server import Proxy, ProxyConfig

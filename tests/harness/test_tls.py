@@ -24,19 +24,19 @@ import trio
 import trio.testing
 
 from harness.cli.scenario import load_cases, with_tls
+from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult, Outcome, replay_command
-from harness.judging.timeline import Timeline
 from harness.link.reference import link_spec, prepared_link, producer_config
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.proxy.tlsio import Originate, ProxyTls
+from harness.running.case import run_case
+from harness.running.certificates import Authority, new_authority, run_authority
 from harness.running.execute import RunSettings, is_timed, run_all
 from harness.running.external import TRUST_STORE_VARIABLES, command_for
-from harness.running.runner import run_case
 from harness.scenario import Case, expand, load_text
-from harness.tls import Authority, new_authority, run_authority
-from reference_impl import tls_stream
-from reference_impl.producer import Producer
-from reference_impl.tls_stream import TlsStream
+from reference_impl.peers import tls_stream
+from reference_impl.peers.producer import Producer
+from reference_impl.peers.tls_stream import TlsStream
 
 LOOPBACK = "127.0.0.1"
 ROOT = Path(__file__).resolve().parents[2]

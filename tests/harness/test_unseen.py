@@ -9,8 +9,8 @@ from harness.faults import Corrupt
 from harness.faults.position import Position
 from harness.link.prepared import prepare
 from harness.link.unseen import Unseen, case_warnings, unseen_changes
-from harness.running.runner import run_case
-from reference_impl.link import LinkSpec
+from harness.running.case import run_case
+from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import envelope, messages
 from tests.harness.conftest import one_case
 

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from harness.evidence.timeline import Timeline
 from harness.faults import Corrupt, Kill
 from harness.hunt.diagnosis import Judged, Standing
 from harness.hunt.plan import Plan
-from harness.hunt.strategies import Space
 from harness.judging.results import CaseResult, Check, Grade, Outcome
-from harness.judging.timeline import Timeline
 from harness.scenario import Expect
+from harness.search.strategies import Space
 from reference_impl.framing import FramingName
 from reference_impl.payload import PayloadName
 from reference_impl.report import Accepted, ConsumerReport

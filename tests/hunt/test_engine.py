@@ -9,9 +9,9 @@ from pathlib import Path
 from harness.faults import Corrupt, Kill
 from harness.faults.position import Position
 from harness.hunt.diagnosis import Judged, Standing
-from harness.hunt.engine import Event, Hunt, HuntResult, HuntSettings, database_key
 from harness.hunt.plan import Plan
 from harness.scenario import MessagesConfig
+from harness.search.engine import Event, Hunt, HuntResult, HuntSettings, database_key
 from reference_impl.report import ConsumerReport
 from tests.hunt.fakes import failed, killed, killed_or_corrupt, passed, result, rule, space
 

@@ -17,12 +17,12 @@ from harness.cli.main import main
 from harness.faults import Corrupt, Split
 from harness.faults.position import Position
 from harness.hunt.diagnosis import LATE, Judged, Standing, failure_key, is_failure
-from harness.hunt.live import LiveCheck, run_scenario
 from harness.hunt.plan import ANYTHING, SHORT_DEADLINE_MS, Plan, scenario_of, with_command
 from harness.judging.results import Outcome
 from harness.link.reference import prepared_link
-from harness.running.runner import run_case
+from harness.running.case import run_case
 from harness.scenario import Case, FramingConfig, Link, MessagesConfig, expand, load_file
+from harness.search.trials import LiveCheck, run_scenario
 from reference_impl.framing import FramingName
 from reference_impl.payload import PayloadName
 from tests.hunt import fakes

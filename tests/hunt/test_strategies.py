@@ -14,7 +14,12 @@ from harness.faults.position import Position
 from harness.hunt.landmarks import landmarks, multibyte_chars
 from harness.hunt.plan import ANYTHING, Plan, is_timed, scenario_of
 from harness.hunt.scenario_file import dump
-from harness.hunt.strategies import (
+from harness.hunt.visible import undetectable
+from harness.link.locator import PreparedLocator, check_positions, utf8_char_offset
+from harness.link.prepared import PreparedLink, prepare
+from harness.link.reference import link_spec, prepared_link
+from harness.scenario import EnvelopeConfig, FramingConfig, Link, MessagesConfig, expand, load_text
+from harness.search.strategies import (
     Space,
     clean_link,
     has_length_prefix,
@@ -22,11 +27,6 @@ from harness.hunt.strategies import (
     plans,
     plausible,
 )
-from harness.hunt.visible import undetectable
-from harness.link.locator import PreparedLocator, check_positions, utf8_char_offset
-from harness.link.prepared import PreparedLink, prepare
-from harness.link.reference import link_spec, prepared_link
-from harness.scenario import EnvelopeConfig, FramingConfig, Link, MessagesConfig, expand, load_text
 from tests.hunt.fakes import space
 from tests.wire import examples
 

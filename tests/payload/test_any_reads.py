@@ -19,12 +19,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from reference_impl.consumer_config import ConsumerConfig
 from reference_impl.events import Message
 from reference_impl.framing import FRAMING_NAMES, FramingOptions
+from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.session import ConsumerSession
 from reference_impl.payload import envelope, tokens
 from reference_impl.report import ConsumerReport
-from reference_impl.session import ConsumerSession
 from tests.wire import bytewise, examples, produce_wire, split_at
 
 WS_KEY = b"dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455 section 1.3's sample
@@ -303,8 +303,8 @@ def test_error_carrying_streams_give_the_exact_verdict_under_any_reads(
 
 
 # --- read dependence that once came from the session -------------------------------------------
-# Both came from ConsumerSession (reference_impl/session.py) judging a verdict with the codec as it
-# stood after the whole read, including bytes that arrived after the frame that decided.
+# Both came from ConsumerSession (reference_impl/link/session.py) judging a verdict with the
+# codec as it stood after the whole read, including bytes that arrived after the frame that decided.
 
 
 def test_an_in_band_error_boundary_is_safe_whatever_the_reads() -> None:

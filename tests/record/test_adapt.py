@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from harness.record.adapt import adapted, websocket_accept
-from harness.record.plan import Write
+from harness.record.schedule import Write
 
 #: RFC 6455's own example
 KEY, ACCEPT = b"dGhlIHNhbXBsZSBub25jZQ==", b"s3pPLMBiTxaQ9kYGzzhZRbK+xOo="

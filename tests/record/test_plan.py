@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from harness.record.format import End, Read, Recording
-from harness.record.plan import Write, replay_plan
+from harness.record.schedule import Write, replay_plan
 from tests.record.samples import META, sample
 
 REQUEST = b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n"

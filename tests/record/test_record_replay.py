@@ -14,20 +14,20 @@ from scapy.layers.inet import TCP
 from scapy.packet import Packet
 from scapy.utils import rdpcap
 
+from harness.artifacts.capture import CONSUMER_PORT, write_recording_pcap
 from harness.judging.results import Outcome
 from harness.link.reference import link_spec, producer_config
 from harness.proxy.tlsio import alpn_offer
-from harness.record.capture import CONSUMER_PORT, write_recording_pcap
 from harness.record.format import Recording, dumps
-from harness.record.recorder import record
-from harness.record.replay import ReplayProducer
-from harness.running.runner import run_case
+from harness.running.case import run_case
+from harness.running.certificates import run_authority
+from harness.running.recorder import record
+from harness.running.replay import ReplayProducer
 from harness.scenario import Case, Link, expand, load_text
 from harness.scenario.model import EnvelopeConfig, ProducerConfig
-from harness.tls import run_authority
 from reference_impl.framing import FRAMING_NAMES, FramingName
 from reference_impl.payload import PayloadName
-from reference_impl.producer import Producer
+from reference_impl.peers.producer import Producer
 
 ENVELOPE = EnvelopeConfig(records=20, chunk_records=5)
 DEADLINE_S = 10.0

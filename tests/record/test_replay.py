@@ -10,8 +10,8 @@ import trio
 import trio.testing
 
 from harness.record.format import End, Read, Recording
-from harness.record.plan import replay_plan
-from harness.record.replay import REQUEST_IDLE_S, ReplayProducer
+from harness.record.schedule import replay_plan
+from harness.running.replay import REQUEST_IDLE_S, ReplayProducer
 from tests.record.samples import META, sample
 
 REQUEST = b"GET /stream HTTP/1.1\r\nhost: x\r\n\r\n"

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 from playwright.sync_api import BrowserContext
 
+from harness.artifacts.writer import write_reports
 from harness.cli.scenario import load_cases
 from harness.judging.results import CaseResult
-from harness.reports.writer import write_reports
 from harness.running.execute import run_all
 from tests.reports.chromium import chromium
 from tests.reports.firefox import Firefox, firefox

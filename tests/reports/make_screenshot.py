@@ -10,8 +10,8 @@ import sys
 import tempfile
 from pathlib import Path
 
+from harness.artifacts.writer import write_reports
 from harness.cli.scenario import load_cases
-from harness.reports.writer import write_reports
 from harness.running.execute import run_all
 from tests.reports.chromium import chromium, open_report
 from tests.reports.conftest import MIXED

@@ -13,8 +13,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from itertools import count, cycle, islice
 
+from harness.evidence.timeline import HowEnded, Timeline
 from harness.judging.results import CaseResult, Check, Outcome
-from harness.judging.timeline import HowEnded, Timeline
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport
 
 FRAMINGS = ("length-prefixed", "ndjson", "sse", "websocket", "grpc")

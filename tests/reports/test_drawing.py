@@ -9,8 +9,8 @@ from typing import Any
 
 import pytest
 
+from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult
-from harness.judging.timeline import Timeline
 from harness.reports import shapes
 from harness.reports.drawing import LANE_W, LANE_X, timeline_drawing, timeline_svg
 from harness.reports.strip import STRIP_MAX_W, StripCell, strip_width, sweep_svg, verdict_classes

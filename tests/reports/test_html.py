@@ -14,8 +14,8 @@ from pathlib import Path
 import pytest
 from markupsafe import Markup
 
+from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult, Check, Outcome
-from harness.judging.timeline import Timeline
 from harness.reports import html
 from harness.reports.caseview import MAX_FAULT_ROWS, glance
 from harness.reports.html import MAX_EXPANDED, case_view, check_rows, matrix, render

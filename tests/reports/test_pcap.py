@@ -11,9 +11,9 @@ from pathlib import Path
 
 import pytest
 
+from harness.artifacts.pcap import MSS, Frames, case_packets, endpoints, write_pcap
+from harness.evidence.timeline import HowEnded, Timeline
 from harness.judging.results import CaseResult
-from harness.judging.timeline import HowEnded, Timeline
-from harness.reports.pcap import MSS, Frames, case_packets, endpoints, write_pcap
 from tests.reports.conftest import DATA, by_name, tool
 
 Leg = tuple[int, str]
@@ -130,7 +130,7 @@ def test_scapy_is_imported_only_for_pcaps(tmp_path: Path) -> None:
         "import sys\n"
         "from pathlib import Path\n"
         "from harness.running.execute import run_all\n"
-        "from harness.reports.writer import write_pcaps, write_reports\n"
+        "from harness.artifacts.writer import write_pcaps, write_reports\n"
         "from harness.cli.scenario import load_cases\n"
         f"results = run_all(load_cases([{str(DATA / 'mixed.yaml')!r}], 'rst-in-chunk'))\n"
         f"write_reports(results, {str(tmp_path)!r}, pcap='failing', elapsed_s=0, command=[])\n"

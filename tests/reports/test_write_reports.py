@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
+from harness.artifacts.writer import pcap_name, preload, write_pcaps, write_reports
 from harness.cli import main
 from harness.cli import scenario as scenario_command
 from harness.judging.results import CaseResult
-from harness.reports.writer import pcap_name, preload, write_pcaps, write_reports
 from tests.reports.conftest import MIXED
 from tests.reports.synthetic import synthetic_results
 

@@ -12,9 +12,9 @@ import pytest
 import yaml
 
 from harness.config.fields import yaml_fields
+from harness.config.paths import base_type
 from harness.faults.position import Position
 from harness.scenario import Scenario, Span, expand, json_schema, load_text
-from harness.scenario.paths import base_type
 from tests.scenario.toys import FixedShape
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "scenario-format.md").read_text()

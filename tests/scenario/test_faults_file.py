@@ -11,7 +11,7 @@ import pytest
 import trio
 
 from harness.cli.proxy import fault_lines
-from harness.judging.timeline import FaultRecord
+from harness.evidence.timeline import FaultRecord
 from harness.scenario import ScenarioError
 from harness.scenario.loader import load_faults_file
 from tests.harness.conftest import LOOPBACK, PYTHON, read_all, sender, serve

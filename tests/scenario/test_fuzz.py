@@ -25,9 +25,9 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from harness.config import limits
+from harness.config.nodes import MAX_DEPTH
 from harness.faults import FAULTS
 from harness.scenario import ScenarioError, expand, load_file, load_text
-from harness.scenario.nodes import MAX_DEPTH
 from tests.scenario.toys import MINIMAL, FixedShape, malformed
 from tests.wire import examples
 

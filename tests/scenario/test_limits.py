@@ -15,11 +15,11 @@ import pytest
 from harness.config import limits
 from harness.config.constraints import Le, MaxLen
 from harness.config.fields import yaml_fields
+from harness.config.paths import base_type
 from harness.faults import FAULTS
 from harness.faults.position import Position
 from harness.scenario import ScenarioError, Span, expand_all, load_text
 from harness.scenario.model import Scenario
-from harness.scenario.paths import base_type
 from reference_impl.report import MAX_ACCEPTED
 from tests.scenario.toys import FixedShape
 

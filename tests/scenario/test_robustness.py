@@ -19,11 +19,11 @@ from pathlib import Path
 
 import pytest
 
+from harness.config.issues import MAX_ISSUES_PER_FILE, Issues, clip_repr
+from harness.config.nodes import MAX_DEPTH, MAX_MERGE_DEPTH, parse
 from harness.errors import FieldError
 from harness.scenario import MAX_CASES, Scenario, ScenarioError, SchemaIssue, expand, load_paths
-from harness.scenario.errors import MAX_ISSUES_PER_FILE, Issues, clip_repr
 from harness.scenario.loader import MAX_FILE_BYTES
-from harness.scenario.nodes import MAX_DEPTH, MAX_MERGE_DEPTH, parse
 from tests.scenario.toys import MINIMAL, REGISTRY, FixedShape, issues, load
 
 ROOT = Path(__file__).resolve().parents[2]

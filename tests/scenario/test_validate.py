@@ -13,9 +13,9 @@ from hypothesis import strategies as st
 from harness.config.constraints import Ge, OneOf
 from harness.config.docs import field_docs
 from harness.config.fields import yaml_key
-from harness.scenario.errors import Issues, KeyPath, render_path
-from harness.scenario.paths import parse_path
-from harness.scenario.validate import INVALID, Rules, Tagged, Validator
+from harness.config.issues import Issues, KeyPath, render_path
+from harness.config.paths import parse_path
+from harness.config.validate import INVALID, Rules, Tagged, Validator
 
 
 class Shape:

@@ -18,7 +18,7 @@ import pytest
 import trio
 
 from harness.judging.results import CaseResult
-from harness.running.runner import run_case
+from harness.running.case import run_case
 from harness.scenario import Case
 from tests.harness.conftest import one_case
 from tests.thirdparty import servers, wire

@@ -14,10 +14,10 @@ from collections.abc import Iterator
 
 import pytest
 
+from harness.evidence.timeline import Timeline
 from harness.judging.results import Outcome
-from harness.judging.timeline import Timeline
+from harness.link.case_wire import CaseWire
 from harness.link.live import LinkTraits
-from harness.link.wire import CaseWire
 from tests.thirdparty import servers, wire
 from tests.thirdparty.conftest import DEADLINE_MS, Service, run_against
 from tests.thirdparty.servers import AsyncioThread, Tls

@@ -1,0 +1,169 @@
+"""``tearline record``'s I/O: one exchange through the proxy, kept as a ``Recording``.
+
+The proxy runs without faults in front of the producer, and a consumer (the reference one,
+or the user's program, as ``tearline run`` starts them) makes one request through it. A tap
+on each leg of the first connection (the proxy's ``Watcher`` hooks) keeps every read of the
+leg's source before anything else touches it: the consumer's bytes, the producer's bytes,
+each with the time of the read, and how each source ended. Those reads are the recording, so
+it holds what was on the wire, not what a codec would have made.
+
+Time zero is when the proxy's connection to the producer opened (its legs start then): the
+producer cannot have sent anything earlier.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from importlib import metadata
+
+import trio
+
+from harness.config.limits import MAX_STREAM_BYTES
+from harness.errors import PositionError, SetupError
+from harness.evidence.timeline import Timeline
+from harness.faults.items import Direction
+from harness.faults.position import Position
+from harness.link.reference import consumer_policy
+from harness.proxy.server import Proxy, ProxyConfig
+from harness.record.format import End, Event, Meta, Read, Recording, Side
+from harness.running.external import ProgramOutput, run_external_consumer
+from harness.running.tls import proxy_tls
+from harness.scenario.model import Link, split_upstream
+from reference_impl.peers.consumer import run_consumer
+from reference_impl.report import ConsumerReport
+
+LOOPBACK = "127.0.0.1"
+#: after the consumer's verdict: let the proxy see how each leg ended
+SETTLE_S = 0.5
+SIDE_OF: dict[str, Side] = {"upstream": "consumer", "downstream": "producer"}
+
+
+@dataclass(slots=True)
+class _Tap:
+    """What the legs of the first connection read, in the order they read it."""
+
+    limit: int = MAX_STREAM_BYTES
+    events: list[Event] = field(default_factory=list)
+    started: float | None = None
+    #: connections after the first (a consumer that reconnected): not recorded
+    ignored: int = 0
+    #: a side sent more than ``limit`` bytes (the rest was not kept)
+    too_big: bool = False
+    _sent: dict[str, int] = field(default_factory=lambda: {"consumer": 0, "producer": 0})
+
+    def leg(self, direction: Direction, number: int) -> _Leg:
+        if number != 1:
+            self.ignored += direction == "downstream"
+            return _Leg(self, SIDE_OF[direction], keep=False)
+        if self.started is None:
+            self.started = trio.current_time()
+        return _Leg(self, SIDE_OF[direction], keep=True)
+
+    def now_ms(self) -> float:
+        assert self.started is not None
+        return (trio.current_time() - self.started) * 1000
+
+    def read(self, side: Side, data: bytes) -> None:
+        self._sent[side] += len(data)
+        if self._sent[side] > self.limit:
+            self.too_big = True
+            return
+        self.events.append(Read(self.now_ms(), side, data))
+
+    def ended(self, side: Side, how: str) -> None:
+        self.events.append(End(self.now_ms(), side, "rst" if how == "rst" else "eof"))
+
+
+class _Leg:
+    """One leg's tap: the proxy's ``Watcher`` (and a ``Locator`` no fault asks anything)."""
+
+    def __init__(self, tap: _Tap, side: Side, *, keep: bool) -> None:
+        self.tap, self.side, self.keep = tap, side, keep
+
+    def observe(self, data: bytes) -> None:
+        if self.keep:
+            self.tap.read(self.side, data)
+
+    def observe_end(self, how: str) -> None:
+        if self.keep:
+            self.tap.ended(self.side, how)
+
+    def observe_written(self, data: bytes) -> None:
+        pass  # no fault runs: what is written is what was read
+
+    def observe_closed(self, how: str) -> None:
+        pass  # the source's own end (observe_end) is what a replay plays back
+
+    # A recording runs no faults, so nothing asks where positions are.
+    def offset(self, position: Position) -> int | None:
+        raise PositionError("a recording runs no faults")
+
+    def not_before(self, position: Position) -> int:
+        raise PositionError("a recording runs no faults")
+
+    def frame_span(self, index: int) -> tuple[int, int] | None:
+        raise PositionError("a recording runs no faults")
+
+    def length_field(self, index: int) -> tuple[int, int] | None:
+        raise PositionError("a recording runs no faults")
+
+
+@dataclass(frozen=True, slots=True)
+class Recorded:
+    recording: Recording
+    #: the consumer's report (None: it had none, ``problem`` says why)
+    report: ConsumerReport | None
+    problem: str
+    #: connections after the first, which are not in the recording
+    ignored: int
+
+
+def tearline_version() -> str:
+    try:
+        return metadata.version("tearline")
+    except metadata.PackageNotFoundError:  # a checkout that was never installed
+        return "unknown"
+
+
+async def _consume(link: Link, port: int, deadline_s: float) -> tuple[ConsumerReport | None, str]:
+    """The consumer's report, or why there is none."""
+    with trio.move_on_after(deadline_s):
+        if link.consumer.command is None:
+            return await run_consumer(LOOPBACK, port, consumer_policy(link)), ""
+        output = ProgramOutput()
+        return await run_external_consumer(link, LOOPBACK, port, output, deadline_s * 1000)
+    return None, f"no verdict within {deadline_s * 1000:g} ms: recorded what passed until then"
+
+
+async def record(link: Link, deadline_s: float) -> Recorded:
+    """Record one exchange with the producer at ``link.producer.upstream`` (TLS to it when
+    that is ``https://``; the consumer's side is plain TCP); SetupError when there is nothing
+    to record (the producer unreachable, the consumer never connected)."""
+    assert link.producer.upstream is not None
+    _, host, port_number = split_upstream(link.producer.upstream)
+    tap = _Tap()
+    created = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+    config = ProxyConfig((host, port_number), locators=tap.leg, tls=proxy_tls(link))
+    proxy = Proxy(config, Timeline())
+    async with trio.open_nursery() as nursery:
+        port = await nursery.start(proxy.serve, LOOPBACK, 0)
+        report, problem = await _consume(link, port, deadline_s)
+        with trio.move_on_after(SETTLE_S):
+            await proxy.wait_idle()
+        nursery.cancel_scope.cancel()
+    if proxy.errors:
+        raise SetupError(proxy.errors[0])
+    if tap.started is None:
+        raise SetupError(f"the consumer never connected ({problem or 'no reason given'})")
+    if tap.too_big:
+        raise SetupError(f"a side sent over {tap.limit >> 20} MiB, more than a recording holds")
+    meta = Meta(
+        framing=link.framing,
+        payload=link.payload,
+        tearline=tearline_version(),
+        created=created,
+        upstream=link.producer.upstream,
+        consumer=link.consumer.command,
+    )
+    return Recorded(Recording(meta, tuple(tap.events)), report, problem, tap.ignored)
