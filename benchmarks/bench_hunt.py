@@ -34,7 +34,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.hunt.diagnosis import Judged
-from harness.hunt.plan import Plan, describe
+from harness.hunt.plan import Hunted, Plan, describe
 from harness.search.engine import Hunt, HuntResult, HuntSettings
 from harness.search.strategies import Space
 from harness.search.trials import LiveCheck, preflight
@@ -101,7 +101,7 @@ def hunt(
     name: str, command: str, link: tuple[str, str], args: argparse.Namespace, *, strict: bool
 ) -> Row:
     space = Space(FramingName(link[0]), PayloadName(link[1]))
-    live = LiveCheck(tuple(shlex.split(command)), args.seed, strict=strict)
+    live = LiveCheck(Hunted(command=tuple(shlex.split(command))), args.seed, strict=strict)
     started = time.monotonic()
     clean = preflight(live, space)
     if clean.problem:

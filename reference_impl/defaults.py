@@ -8,6 +8,9 @@ outcomes are written against them.
 
 from __future__ import annotations
 
+#: where tearline's own pieces of a link listen by default (the producer, the proxy) and where
+#: its consumers connect: the loopback interface
+LOOPBACK = "127.0.0.1"
 #: ``messages`` payload: how many generated messages, and the size of each
 MESSAGE_COUNT = 5
 MESSAGE_BYTES = 64

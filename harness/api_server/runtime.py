@@ -22,12 +22,11 @@ import trio
 from harness.control.addresses import AddressError, ListenAddress, join_host_port, parse_upstream
 from harness.control.events import ConnectionLog
 from harness.control.model import ProxyRecord
-from harness.faults.items import Direction
-from harness.faults.stage import LinkShape, Locator
-from harness.link.case_wire import frames_wanted
-from harness.link.live import LinkTraits, LiveStream
-from harness.proxy.server import Proxy, ProxyConfig
+from harness.link.case_wire import live_locators
+from harness.link.live import LinkTraits
+from harness.proxy.server import Proxy
 from harness.proxy.sockio import dial
+from harness.running.assembly import fault_proxy
 
 #: where a proxy whose listen has no host listens (only with --allow-remote)
 ANY_IPV4 = "0.0.0.0"
@@ -56,15 +55,17 @@ class ProxyRuntime:
         self.running: dict[int, _Running] = {}  # by id(record): populate may repeat a name
 
     async def start(self, record: ProxyRecord, address: ListenAddress, log: ConnectionLog) -> str:
-        config = ProxyConfig(
-            upstream=("", 0),  # dialled through ``connect``: the upstream string is read then
+        traits = LinkTraits(record.framing or None)
+        proxy = fault_proxy(
+            ("", 0),  # dialled through ``connect``: the upstream string is read then
+            traits=traits,
             seed=proxy_seed(self.seed, record.name, record.starts),
-            locators=lambda direction, number: _locator(record, direction),
-            shape=LinkShape(record.framing or None, True),
+            locators=live_locators(traits, lambda: (f for _, f in record.faults())),
+            live=True,
+            store=log,
             log=self._logger(record.name),
             connect=lambda: _dial(record.upstream),
         )
-        proxy = Proxy(config, live=True, store=log)
         proxy.plan.set(record.faults())
         scope = trio.CancelScope()
         running = _Running(proxy, scope)
@@ -120,13 +121,6 @@ class ProxyRuntime:
                 log(f"{name}: {text}")
 
         return note
-
-
-def _locator(record: ProxyRecord, direction: Direction) -> Locator:
-    if record.framing and direction == "downstream":
-        wanted = frames_wanted(f for _, f in record.faults() if f.direction == direction)
-        return LiveStream(LinkTraits(record.framing), wanted)
-    return LiveStream(LinkTraits())
 
 
 async def _dial(upstream: str) -> trio.SocketStream:

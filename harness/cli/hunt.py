@@ -11,7 +11,6 @@ import argparse
 import os
 import re
 import secrets
-import shlex
 import sys
 import time
 from pathlib import Path
@@ -24,6 +23,7 @@ from reference_impl.payload import PayloadName, tokens
 
 if TYPE_CHECKING:
     from harness.hunt.diagnosis import Judged
+    from harness.hunt.plan import Hunted
     from harness.scenario import Scenario
     from harness.search.engine import Event, Found, HuntResult
 
@@ -39,7 +39,8 @@ MAX_BUDGET = 100_000
 PROGRESS_EVERY = 10
 
 USAGE = """\
-tearline hunt --consumer COMMAND --framing F --payload P [--profile NAME] [--budget N]
+tearline hunt (--consumer COMMAND | --consumer-function MODULE:FUNCTION) --framing F --payload P
+              [--profile NAME] [--budget N]
               [--seed S] [-o FILE] [--all] [--strict] [--shrink-budget N] [--max-faults N]
               [--timeout-ms MS] [--database DIR | --no-database] [-v]
 
@@ -57,12 +58,17 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         description=USAGE,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    hunt.add_argument(
+    hunted = hunt.add_mutually_exclusive_group(required=True)
+    hunted.add_argument(
         "--consumer",
-        required=True,
         metavar="COMMAND",
         help="the consumer program ({host}, {port}, {framing}, ... are replaced; "
         "docs/consumer-contract.md)",
+    )
+    hunted.add_argument(
+        "--consumer-function",
+        metavar="MODULE:FUNCTION",
+        help="the consumer as a Python function, run warm (docs/python-consumers.md)",
     )
     hunt.add_argument("--framing", required=True, choices=[str(f) for f in FRAMING_NAMES])
     hunt.add_argument("--payload", required=True, choices=PAYLOADS)
@@ -203,7 +209,7 @@ def scenario_name(key: str) -> str:
     return f"hunted-{slug}"[:80].rstrip("-")
 
 
-def found_scenario(found: Found, seed: int, command: str) -> Scenario:
+def found_scenario(found: Found, seed: int, consumer: Hunted) -> Scenario:
     from harness.hunt.plan import describe, scenario_of  # noqa: PLC0415
 
     judged = found.judged
@@ -212,7 +218,7 @@ def found_scenario(found: Found, seed: int, command: str) -> Scenario:
     description = (
         f"{describe(found.plan)}: the reference consumer ends {report.verdict} "
         f"(complete={report.complete}, {len(report.accepted)} accepted); "
-        f"{command} failed it ({found.key})."
+        f"{consumer.label} failed it ({found.key})."
     )
     return scenario_of(
         found.plan,
@@ -224,8 +230,8 @@ def found_scenario(found: Found, seed: int, command: str) -> Scenario:
     )
 
 
-def _comment(result: HuntResult, seed: int, command: str, output: str, strict: bool) -> str:
-    lines = [f"Found by tearline hunt (seed {seed}) against: {command}"]
+def _comment(result: HuntResult, seed: int, consumer: Hunted, output: str, strict: bool) -> str:
+    lines = [f"Found by tearline hunt (seed {seed}) against: {consumer.label}"]
     if strict:
         lines.append(
             "Held --strict: a failure this consumer surfaced in its own words is graded "
@@ -238,19 +244,19 @@ def _comment(result: HuntResult, seed: int, command: str, output: str, strict: b
         )
         lines.append(f"  {_one_line(found.judged.diagnosis, 200)}")
     lines.append(f"Replay: tearline run {output}   (the reference consumer passes)")
-    lines.append(f"        tearline run {output} --consumer {shlex.quote(command)}")
+    lines.append(f"        tearline run {output} {consumer.option}")
     return "\n".join(lines)
 
 
 def write_found(
-    result: HuntResult, seed: int, command: str, output: str | None, *, strict: bool = False
+    result: HuntResult, seed: int, consumer: Hunted, output: str | None, *, strict: bool = False
 ) -> list[Scenario]:
     """Write the found scenarios to ``output`` (or standard output); checks the text loads."""
     from harness.hunt.scenario_file import dump  # noqa: PLC0415
     from harness.scenario import load_text  # noqa: PLC0415
 
-    scenarios = [found_scenario(found, seed, command) for found in result.found]
-    text = dump(scenarios, _comment(result, seed, command, output or "FILE", strict))
+    scenarios = [found_scenario(found, seed, consumer) for found in result.found]
+    text = dump(scenarios, _comment(result, seed, consumer, output or "FILE", strict))
     load_text(text, output or "<stdout>")  # raises ScenarioError: a bug of ours, never silent
     if output is None:
         sys.stdout.write(text)
@@ -273,13 +279,14 @@ def hunt(args: argparse.Namespace) -> int:
         from harness.hunt.diagnosis import Standing  # noqa: PLC0415
         from harness.search.engine import Hunt, HuntSettings, database_key  # noqa: PLC0415
         from harness.search.strategies import Space  # noqa: PLC0415
-        from harness.search.trials import LiveCheck, command_problem, preflight  # noqa: PLC0415
+        from harness.search.trials import LiveCheck, hunted_consumer, preflight  # noqa: PLC0415
     except ImportError as err:  # hypothesis is not installed
         return _fail(f"hunt needs {err.name}: pip install {err.name}")
 
-    problem = command_problem(args.consumer)
-    if problem is not None:
-        return _fail(problem)
+    consumer = hunted_consumer(args.consumer, args.consumer_function)
+    if isinstance(consumer, str):
+        return _fail(consumer)
+    named = args.consumer or args.consumer_function
     space = Space(
         FramingName(args.framing),
         PayloadName(args.payload),
@@ -290,8 +297,8 @@ def hunt(args: argparse.Namespace) -> int:
     seed = secrets.randbelow(2**32) if args.seed is None else args.seed
     database = None
     if not args.no_database:
-        database = (args.database or default_database()) / database_key(args.consumer, space)
-    check = LiveCheck(tuple(shlex.split(args.consumer)), seed, strict=args.strict)
+        database = (args.database or default_database()) / database_key(named, space)
+    check = LiveCheck(consumer, seed, strict=args.strict)
     started = time.monotonic()
     clean = preflight(check, space)
     if clean.problem:
@@ -301,7 +308,7 @@ def hunt(args: argparse.Namespace) -> int:
         return _fail(clean.problem)
     where = "no database" if database is None else f"database {database}"
     _say(
-        f"tearline hunt: {args.consumer} over {args.framing}/{args.payload}, seed {seed}, "
+        f"tearline hunt: {consumer.label} over {args.framing}/{args.payload}, seed {seed}, "
         f"budget {args.budget} ({where})"
     )
     console = Console(args.budget, args.verbose)
@@ -319,7 +326,7 @@ def hunt(args: argparse.Namespace) -> int:
         result = Hunt(space, check.check, settings, console.event).run()
     _summary(result)
     if result.found:
-        write_found(result, seed, args.consumer, args.output, strict=args.strict)
+        write_found(result, seed, consumer, args.output, strict=args.strict)
         return EXIT_FOUND
     return EXIT_REFERENCE if result.reference_problems else 0
 

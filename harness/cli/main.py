@@ -26,6 +26,7 @@ from harness.cli.linkargs import (
     link_from_args,
     producer_tls,
 )
+from reference_impl.defaults import LOOPBACK
 from reference_impl.link.consumer_config import ConsumerPolicy
 from reference_impl.peers.consumer import run_consumer
 from reference_impl.peers.producer import Producer, ProducerConfig
@@ -48,9 +49,9 @@ async def _demo(args: argparse.Namespace) -> int:
     link = link_from_args(args)
     producer = Producer(ProducerConfig(link))
     async with trio.open_nursery() as nursery:
-        port = await nursery.start(producer.serve, "127.0.0.1", 0)
-        print(f"producer: {link.payload} over {link.framing} on 127.0.0.1:{port}")
-        report = await run_consumer("127.0.0.1", port, ConsumerPolicy(consumer_config(link)))
+        port = await nursery.start(producer.serve, LOOPBACK, 0)
+        print(f"producer: {link.payload} over {link.framing} on {LOOPBACK}:{port}")
+        report = await run_consumer(LOOPBACK, port, ConsumerPolicy(consumer_config(link)))
         nursery.cancel_scope.cancel()
     print(to_json(report) if args.json else _summary(report))
     return 0 if report.complete else 1
@@ -98,7 +99,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--json", action="store_true", help="print the consumer report as JSON")
     produce = sub.add_parser("produce", help="serve the reference producer")
     add_link_arguments(produce)
-    produce.add_argument("--host", default="127.0.0.1")
+    produce.add_argument("--host", default=LOOPBACK)
     produce.add_argument("--port", type=int, default=0)
     add_producer_tls_arguments(produce)
     consume = sub.add_parser("consume", help="run the reference consumer against HOST:PORT")

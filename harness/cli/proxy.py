@@ -165,8 +165,8 @@ async def _signals(stop: trio.Event, code: list[int]) -> None:
 async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: trio.Event) -> str:
     """One proxy, as before the API: until ``--max-connections`` closed or ``stop``; '' or
     why it could not listen."""
-    from harness.control.events import ConnectionLog  # noqa: PLC0415
-    from harness.proxy.server import Proxy, ProxyConfig  # noqa: PLC0415 - see the imports above
+    from harness.control.events import ConnectionLog  # noqa: PLC0415 - see the imports above
+    from harness.running.assembly import fault_proxy  # noqa: PLC0415
 
     store = ConnectionLog(args.keep_connections)
     printed: dict[int, int] = {}
@@ -182,20 +182,9 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
             del printed[gone]
         _log(note)
 
-    from harness.faults.stage import LinkShape  # noqa: PLC0415
-    from harness.link.case_wire import live_locators  # noqa: PLC0415
-
-    traits = _traits(args)
-    config = ProxyConfig(
-        args.upstream,
-        faults,
-        seed=args.seed,
-        log=log,
-        # with no fault nothing is placed: no stream to watch, the plain copy loop
-        locators=live_locators(traits, faults) if faults else None,
-        shape=LinkShape(traits.framing, args.sse_body == "chunked"),
+    proxy = fault_proxy(
+        args.upstream, faults, traits=_traits(args), seed=args.seed, log=log, store=store
     )
-    proxy = Proxy(config, store=store)
     async with trio.open_nursery() as nursery:
         try:
             port = await nursery.start(proxy.serve, args.listen[0], args.listen[1])

@@ -1,10 +1,11 @@
 """``tearline record``: one exchange with a producer, through the proxy, into a recording file.
 
-The consumer making the request is the reference one (the link given by ``--framing``,
-``--payload`` and ``--profile``) or your program (``--consumer``, as ``tearline run`` starts
-it). The recording (docs/recording-format.md) can then be played back as a scenario's
-producer: ``link: {producer: {replay: FILE}}``. ``--pcap`` also writes the exchange as a
-capture. Exit 0 once the file is written; 2 with one line when there is nothing to record.
+The consumer making the request is the reference one (the link given by ``--framing``, ``--payload``
+and ``--profile``), your program (``--consumer``, as ``tearline run`` starts it) or your Python
+function (``--consumer-function``, as ``tearline run`` calls it). The recording
+(docs/recording-format.md) can then be played back as a scenario's producer: ``link: {producer:
+{replay: FILE}}``. ``--pcap`` also writes the exchange as a capture. Exit 0 once the file is
+written; 2 with one line when there is nothing to record.
 """
 
 from __future__ import annotations
@@ -57,12 +58,19 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="tokens payload: the producer's profile (how the reference consumer reads it)",
     )
     parser.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
-    parser.add_argument(
+    consumer = parser.add_mutually_exclusive_group()
+    consumer.add_argument(
         "--consumer",
         default=None,
         metavar="COMMAND",
         help="your consumer program makes the request instead of the reference consumer "
         "({host}, {port}, ... as in tearline run; docs/consumer-contract.md)",
+    )
+    consumer.add_argument(
+        "--consumer-function",
+        default=None,
+        metavar="MODULE:FUNCTION",
+        help="your consumer function makes the request instead (docs/python-consumers.md)",
     )
     parser.add_argument(
         "--deadline-ms",
@@ -108,6 +116,11 @@ def record(args: argparse.Namespace) -> int:
     command = None if args.consumer is None else tuple(shlex.split(args.consumer))
     if command == ():
         return _fail("--consumer: an empty command")
+    if args.consumer_function is not None:
+        from harness.workers.worker import locate  # noqa: PLC0415 - only when used
+
+        if problem := locate(args.consumer_function):
+            return _fail(f"--consumer-function: {problem}")
     try:
         producer = ProducerConfig(
             upstream=args.upstream,
@@ -122,7 +135,7 @@ def record(args: argparse.Namespace) -> int:
         tokens=TokensConfig(profile=args.profile) if args.payload == "tokens" else None,
         framing_options=FramingConfig(sse_body=args.sse_body),
         producer=producer,
-        consumer=ConsumerConfig(command=command),
+        consumer=ConsumerConfig(command=command, function=args.consumer_function),
     )
     try:
         recorded = trio.run(record_exchange, link, args.deadline_ms / 1000)

@@ -11,6 +11,7 @@ consumer and fails against the consumer the hunt caught.
 from __future__ import annotations
 
 import dataclasses
+import shlex
 from dataclasses import dataclass
 
 from harness.faults.config import Fault
@@ -86,9 +87,36 @@ def expect_from(report: ConsumerReport, faults: tuple[Fault, ...] = ()) -> Expec
     return Expect(verdict=report.verdict, complete=report.complete, accepted_messages=accepted)
 
 
-def with_command(link: Link, command: tuple[str, ...] | None) -> Link:
-    """The link run by ``command`` (None: the in-process reference consumer)."""
-    return dataclasses.replace(link, consumer=dataclasses.replace(link.consumer, command=command))
+@dataclass(frozen=True, slots=True)
+class Hunted:
+    """The consumer a hunt is after: a program (``command``) or a Python function
+    (``function``, ``module:function``), exactly one of them."""
+
+    command: tuple[str, ...] | None = None
+    function: str | None = None
+
+    def __post_init__(self) -> None:
+        assert (self.command is None) != (self.function is None), "a program or a function"
+
+    @property
+    def label(self) -> str:
+        """How it is named to the user: the command line, or the function."""
+        return shlex.join(self.command) if self.command is not None else str(self.function)
+
+    @property
+    def option(self) -> str:
+        """The ``tearline run`` option that runs it."""
+        if self.command is not None:
+            return f"--consumer {shlex.quote(self.label)}"
+        return f"--consumer-function {self.function}"
+
+
+def with_consumer(link: Link, consumer: Hunted | None) -> Link:
+    """The link run by ``consumer`` (None: the in-process reference consumer)."""
+    command = None if consumer is None else consumer.command
+    function = None if consumer is None else consumer.function
+    chosen = dataclasses.replace(link.consumer, command=command, function=function)
+    return dataclasses.replace(link, consumer=chosen)
 
 
 def scenario_of(
@@ -99,14 +127,14 @@ def scenario_of(
     name: str = "hunted",
     description: str = "A fault plan found by tearline hunt.",
     source: str | None = None,
-    command: tuple[str, ...] | None = None,
+    consumer: Hunted | None = None,
 ) -> Scenario:
-    """The scenario that runs ``plan`` (with ``command`` as the consumer, None: the
-    reference) and expects ``expect``."""
+    """The scenario that runs ``plan`` (with ``consumer``, None: the reference one) and
+    expects ``expect``."""
     return Scenario(
         name=name,
         description=description,
-        link=with_command(plan.link, command),
+        link=with_consumer(plan.link, consumer),
         expect=expect,
         source=source,
         faults=plan.faults,

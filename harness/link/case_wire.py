@@ -65,20 +65,23 @@ def request_traits(traits: LinkTraits) -> LinkTraits:
 
 
 def live_locators(
-    traits: LinkTraits, faults: Sequence[Fault]
+    traits: LinkTraits, faults: Sequence[Fault] | Callable[[], Iterable[Fault]]
 ) -> Callable[[Direction, int], LiveStream]:
-    """A proxy's locators in front of a service (``tearline proxy``, the fixtures): a live
-    stream per leg, the producer's decoded with ``traits`` when a fault names its frames, the
-    request raw. With no fault that needs frames nothing is decoded: byte, match, character
-    and time positions read the raw bytes, and the copy costs what it costs without
-    ``--framing`` (decoding costs 6-30x, ``benchmarks/bench_live.py``)."""
-    wanted = {d: frames_wanted(f for f in faults if f.direction == d) for d in DIRECTIONS}
+    """A proxy's locators in front of a service (``tearline proxy``, its API, the fixtures): a
+    live stream per leg, the producer's decoded with ``traits`` when a fault names its frames,
+    the request raw. With no fault that needs frames nothing is decoded: byte, match,
+    character and time positions read the raw bytes, and the copy costs what it costs without
+    ``--framing`` (decoding costs 6-30x, ``benchmarks/bench_live.py``). ``faults`` is the
+    faults, or (a proxy whose faults change while it runs) what returns them as they stand
+    when a leg opens."""
+    current = faults if callable(faults) else lambda: faults
     raw = LinkTraits(None)
 
     def locator(direction: Direction, number: int) -> LiveStream:
+        wanted = frames_wanted(f for f in current() if f.direction == direction)
         if direction == "upstream":
-            return LiveStream(request_traits(traits), wanted[direction])
-        return LiveStream(traits if wanted[direction] else raw, wanted[direction])
+            return LiveStream(request_traits(traits), wanted)
+        return LiveStream(traits if wanted else raw, wanted)
 
     return locator
 

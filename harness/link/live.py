@@ -33,6 +33,7 @@ from dataclasses import dataclass, field
 
 from harness.errors import PositionError
 from harness.faults.position import Position
+from harness.faults.stage import LinkShape
 from reference_impl.errors import CodecError
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing import FramingOptions, layout, make_monitor
@@ -70,6 +71,11 @@ class LinkTraits:
     profile: str = "openai"
     #: the consumer's direction of a link of ``framing``: its request is found, not decoded
     request: bool = False
+
+    @property
+    def shape(self) -> LinkShape:
+        """What faults whose bytes depend on the framing (heartbeats) are told of the link."""
+        return LinkShape(self.framing, self.options.sse_body == "chunked")
 
     @property
     def has_end(self) -> bool:

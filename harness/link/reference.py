@@ -9,6 +9,8 @@ runner, the external-consumer contract and the command line alike.
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from harness.link.live import LinkTraits
 from harness.link.prepared import PreparedLink, prepare
 from harness.scenario.model import EnvelopeConfig, Link, MessagesConfig, Scenario, TokensConfig
@@ -91,6 +93,30 @@ def link_traits(link: Link, spec: LinkSpec | None = None) -> LinkTraits:
     """What the proxy decodes the producer's live stream with."""
     spec = spec or link_spec(link)
     return LinkTraits(link.framing, spec.options, link.payload, spec.tokens.profile)
+
+
+@dataclass(frozen=True, slots=True)
+class ReferenceLink:
+    """Everything a case's link is derived into, derived once: the reference link's
+    description, what its producer serves, what its consumer is told, and what the proxy
+    decodes the producer's live stream with."""
+
+    spec: LinkSpec
+    producer: ProducerConfig
+    consumer: ConsumerPolicy
+    traits: LinkTraits
+
+
+def reference_link(link: Link) -> ReferenceLink:
+    """The reference link of a scenario's ``link`` section (``FieldError`` if it cannot be
+    made)."""
+    spec = link_spec(link)
+    return ReferenceLink(
+        spec,
+        producer_config(link, spec),
+        consumer_policy(link, spec),
+        link_traits(link, spec),
+    )
 
 
 def prepared_link(scenario: Scenario) -> PreparedLink:

@@ -37,6 +37,7 @@ from harness.proxy.plans import FaultPlan, named
 from harness.proxy.sockio import Endpoint, PlainEndpoint, TlsEndpoint, dial, reset
 from harness.proxy.threadcopy import ThreadLegs
 from harness.proxy.tlsio import ProxyTls, TlsError, originate, terminate
+from reference_impl.defaults import LOOPBACK
 
 READ_BYTES = 256 * 1024
 SPLIT_TIMEOUT_S = 5.0  # a loaded machine can keep a consumer process from reading for a while
@@ -160,7 +161,7 @@ class Proxy:
     # -- serving --------------------------------------------------------------------------
     async def serve(
         self,
-        host: str = "127.0.0.1",
+        host: str = LOOPBACK,
         port: int = 0,
         *,
         task_status: trio.TaskStatus[int] = trio.TASK_STATUS_IGNORED,

@@ -29,12 +29,11 @@ import trio
 from harness.errors import SetupError
 from harness.evidence.timeline import Timeline
 from harness.faults.config import Fault
-from harness.faults.stage import LinkShape
 from harness.judging.results import CaseResult, Grade
+from reference_impl.defaults import LOOPBACK
 
 START_TIMEOUT_S = 30.0
 STOP_TIMEOUT_S = 10.0
-LOOPBACK = "127.0.0.1"
 
 FaultSpec = Fault | dict[str, Any]
 
@@ -134,23 +133,21 @@ def start_proxy(
     listen: tuple[str, int] = (LOOPBACK, 0),
 ) -> RunningProxy:
     """Start the fault proxy in a thread; ``RunningProxy.stop()`` ends it."""
-    from harness.link.case_wire import live_locators  # noqa: PLC0415
     from harness.link.live import LinkTraits  # noqa: PLC0415
-    from harness.proxy.server import Proxy, ProxyConfig  # noqa: PLC0415
+    from harness.running.assembly import fault_proxy  # noqa: PLC0415
 
     built = parse_faults(faults, framing)
     running = RunningProxy(_address(upstream), host=listen[0])
     started: queue.Queue[BaseException | None] = queue.Queue()
-    config = ProxyConfig(
-        running.upstream,
-        built,
-        seed=seed,
-        shape=LinkShape(framing),
-        locators=live_locators(LinkTraits(framing), built),
-    )
 
     async def serve() -> None:
-        proxy = Proxy(config, running._timeline)
+        proxy = fault_proxy(
+            running.upstream,
+            built,
+            traits=LinkTraits(framing),
+            seed=seed,
+            timeline=running._timeline,
+        )
         running._errors = proxy.errors
         running._stop = trio.Event()
         running._token = trio.lowlevel.current_trio_token()

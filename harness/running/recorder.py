@@ -21,21 +21,14 @@ import trio
 
 from harness.config.limits import MAX_STREAM_BYTES
 from harness.errors import PositionError, SetupError
-from harness.evidence.timeline import Timeline
 from harness.faults.items import Direction
 from harness.faults.position import Position
-from harness.link.reference import consumer_policy
-from harness.proxy.server import Proxy, ProxyConfig
+from harness.link.reference import reference_link
 from harness.record.format import End, Event, Meta, Read, Recording, Side
-from harness.running.external import ProgramOutput, run_external_consumer
-from harness.running.tls import proxy_tls
-from harness.scenario.model import Link, split_upstream
-from reference_impl.peers.consumer import run_consumer
+from harness.running.assembly import Wiring, run_link
+from harness.scenario.model import Link
 from reference_impl.report import ConsumerReport
 
-LOOPBACK = "127.0.0.1"
-#: after the consumer's verdict: let the proxy see how each leg ended
-SETTLE_S = 0.5
 SIDE_OF: dict[str, Side] = {"upstream": "consumer", "downstream": "producer"}
 
 
@@ -126,34 +119,20 @@ def tearline_version() -> str:
         return "unknown"
 
 
-async def _consume(link: Link, port: int, deadline_s: float) -> tuple[ConsumerReport | None, str]:
-    """The consumer's report, or why there is none."""
-    with trio.move_on_after(deadline_s):
-        if link.consumer.command is None:
-            return await run_consumer(LOOPBACK, port, consumer_policy(link)), ""
-        output = ProgramOutput()
-        return await run_external_consumer(link, LOOPBACK, port, output, deadline_s * 1000)
-    return None, f"no verdict within {deadline_s * 1000:g} ms: recorded what passed until then"
-
-
 async def record(link: Link, deadline_s: float) -> Recorded:
     """Record one exchange with the producer at ``link.producer.upstream`` (TLS to it when
-    that is ``https://``; the consumer's side is plain TCP); SetupError when there is nothing
-    to record (the producer unreachable, the consumer never connected)."""
+    that is ``https://``; the consumer's side is plain TCP), made by the link's consumer of
+    any kind; SetupError when there is nothing to record (the producer unreachable, the
+    consumer never connected)."""
     assert link.producer.upstream is not None
-    _, host, port_number = split_upstream(link.producer.upstream)
     tap = _Tap()
     created = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    config = ProxyConfig((host, port_number), locators=tap.leg, tls=proxy_tls(link))
-    proxy = Proxy(config, Timeline())
-    async with trio.open_nursery() as nursery:
-        port = await nursery.start(proxy.serve, LOOPBACK, 0)
-        report, problem = await _consume(link, port, deadline_s)
-        with trio.move_on_after(SETTLE_S):
-            await proxy.wait_idle()
-        nursery.cancel_scope.cancel()
-    if proxy.errors:
-        raise SetupError(proxy.errors[0])
+    ran = await run_link(link, reference_link(link), Wiring(locators=tap.leg), deadline_s * 1000)
+    report, problem = ran.consumed.report, ran.consumed.problem
+    if ran.timed_out:
+        problem = f"no verdict within {deadline_s * 1000:g} ms: recorded what passed until then"
+    if ran.proxy_errors:
+        raise SetupError(ran.proxy_errors[0])
     if tap.started is None:
         raise SetupError(f"the consumer never connected ({problem or 'no reason given'})")
     if tap.too_big:

@@ -32,6 +32,7 @@ from harness.record.adapt import HEAD_BYTES, adapted
 from harness.record.format import Problem, Recording, RecordingError, read_recording
 from harness.record.schedule import ReplayPlan, Write, replay_plan
 from harness.scenario.model import ProducerConfig
+from reference_impl.defaults import LOOPBACK
 from reference_impl.peers.producer import HANDSHAKE_TIMEOUT_S
 from reference_impl.peers.tls_stream import TlsStream
 
@@ -103,7 +104,7 @@ class ReplayProducer:
 
     async def serve(
         self,
-        host: str = "127.0.0.1",
+        host: str = LOOPBACK,
         port: int = 0,
         *,
         tls: ssl.SSLContext | None = None,

@@ -16,12 +16,11 @@ from typing import TYPE_CHECKING
 from harness.proxy.tlsio import Originate, ProxyTls, alpn_accept, alpn_offer
 from harness.scenario import Link
 from harness.scenario.model import split_upstream
+from reference_impl.defaults import LOOPBACK
 
 if TYPE_CHECKING:
     from harness.running.certificates import Authority
 
-#: the reference producer's host, as the proxy names it (SNI and the name checked)
-LOOPBACK = "127.0.0.1"
 
 
 def proxy_tls(link: Link) -> ProxyTls | None:
@@ -35,6 +34,7 @@ def proxy_tls(link: Link) -> ProxyTls | None:
         host = split_upstream(producer.upstream)[1]
         originate = Originate(host, producer.upstream_ca, producer.upstream_insecure)
     elif producer.upstream is None and link.tls:
+        # the reference producer listens on loopback: the name the proxy checks
         originate = Originate(LOOPBACK, str(_authority().ca_file))
     terminate = _authority().server_context(alpn_accept(link.framing)) if link.tls else None
     return ProxyTls(terminate, originate, alpn_offer(link.framing))

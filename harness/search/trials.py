@@ -5,10 +5,10 @@ A plan becomes a scenario (``plan.scenario_of``), expanded against the reference
 stream (``harness.scenario.expand``, one case: no sweep) and run by
 ``harness.running.case.run_case``: first with the in-process reference consumer, judged
 against nothing but the invariants, whose report becomes the expectation; then with the hunted
-consumer program, judged against that expectation. One ``trio.run`` per plan: Hypothesis drives
-a synchronous test, and each plan's cases share one event loop, the reference run first (a plan
-the reference rejects costs no consumer run). A consumer that hangs is killed at the plan's
-deadline, like any case's.
+consumer (a program or a function), judged against that expectation. One ``trio.run`` per plan:
+Hypothesis drives a synchronous test, and each plan's cases share one event loop, the reference
+run first (a plan the reference rejects costs no consumer run). A consumer that hangs is killed
+at the plan's deadline, like any case's.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from harness.hunt.diagnosis import (
     killed_at_deadline,
     reference_standing,
 )
-from harness.hunt.plan import ANYTHING, Plan, expect_from, scenario_of
+from harness.hunt.plan import ANYTHING, Hunted, Plan, expect_from, scenario_of
 from harness.judging.results import CaseResult
 from harness.link.reference import prepared_link
 from harness.running.case import run_case
@@ -35,9 +35,16 @@ from harness.search.strategies import Space, clean_link
 from reference_impl.report import ConsumerReport
 
 
-def command_problem(command: str) -> str | None:
-    """Why ``command`` cannot start (it does not split, names no program, or a program that
-    is not there); None if it can."""
+def hunted_consumer(command: str | None, function: str | None) -> Hunted | str:
+    """The consumer given on the command line, or why it cannot run: a command that does
+    not split, names no program or a program that is not there; a function that cannot be
+    imported."""
+    if function is not None:
+        from harness.workers.worker import locate  # noqa: PLC0415 - only when used
+
+        problem = locate(function)
+        return f"--consumer-function: {problem}" if problem else Hunted(function=function)
+    assert command is not None
     try:
         argv = shlex.split(command)
     except ValueError as err:
@@ -46,7 +53,7 @@ def command_problem(command: str) -> str | None:
         return "the consumer command is empty"
     if shutil.which(argv[0]) is None:
         return f"cannot start consumer {argv[0]!r}: no such program"
-    return None
+    return Hunted(command=tuple(argv))
 
 
 async def run_scenario(scenario: Scenario) -> CaseResult:
@@ -58,7 +65,7 @@ async def run_scenario(scenario: Scenario) -> CaseResult:
 class LiveCheck:
     """Judges plans by running them: ``check(plan)`` is the hunt's ``Check``."""
 
-    command: tuple[str, ...]
+    consumer: Hunted
     seed: int
     #: hold the consumer to the reference's exact conclusion (not to its grade)
     strict: bool = False
@@ -72,7 +79,7 @@ class LiveCheck:
             return decided
         assert reference.report is not None  # reference_standing decides a missing report
         expect = expect_from(reference.report, plan.faults)
-        mine = await run_scenario(scenario_of(plan, expect, seed=self.seed, command=self.command))
+        mine = await run_scenario(scenario_of(plan, expect, seed=self.seed, consumer=self.consumer))
         return classify(plan, reference, mine, expect, self.clean, strict=self.strict)
 
     def check(self, plan: Plan) -> Judged:
@@ -80,7 +87,7 @@ class LiveCheck:
 
     def consumer_result(self, plan: Plan, expect: Expect) -> CaseResult:
         """Only the consumer's run (the replay of a written scenario)."""
-        scenario = scenario_of(plan, expect, seed=self.seed, command=self.command)
+        scenario = scenario_of(plan, expect, seed=self.seed, consumer=self.consumer)
         return trio.run(run_scenario, scenario)
 
 

@@ -23,6 +23,7 @@ from functools import partial
 
 import trio
 
+from reference_impl.defaults import LOOPBACK
 from reference_impl.events import Message
 from reference_impl.framing import make_server
 from reference_impl.framing.base import ServerCodec
@@ -193,7 +194,7 @@ class Producer:
 
     async def serve(
         self,
-        host: str = "127.0.0.1",
+        host: str = LOOPBACK,
         port: int = 0,
         *,
         tls: ssl.SSLContext | None = None,

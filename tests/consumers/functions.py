@@ -118,3 +118,16 @@ def pid(link: LinkInfo) -> list[str]:
 
 
 NOT_CALLABLE = 3
+
+
+def tail_at_eof(link: LinkInfo) -> Iterator[bytes]:
+    """Broken on purpose (NDJSON): hands on an unterminated last line at EOF as a message,
+    so a stream cut inside a message yields a truncated one."""
+    with socket.create_connection((link.host, link.port), timeout=link.idle_timeout_s) as sock:
+        buffered = b""
+        while data := sock.recv(65536):
+            buffered += data
+            *lines, buffered = buffered.split(b"\n")
+            yield from (line for line in lines if line)
+        if buffered:
+            yield buffered  # BUG: a line the stream never finished

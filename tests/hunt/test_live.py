@@ -17,7 +17,14 @@ from harness.cli.main import main
 from harness.faults import Corrupt, Split
 from harness.faults.position import Position
 from harness.hunt.diagnosis import LATE, Judged, Standing, failure_key, is_failure
-from harness.hunt.plan import ANYTHING, SHORT_DEADLINE_MS, Plan, scenario_of, with_command
+from harness.hunt.plan import (
+    ANYTHING,
+    SHORT_DEADLINE_MS,
+    Hunted,
+    Plan,
+    scenario_of,
+    with_consumer,
+)
 from harness.judging.results import Outcome
 from harness.link.reference import prepared_link
 from harness.running.case import run_case
@@ -71,11 +78,29 @@ def test_a_broken_consumer_is_caught_and_the_plan_replays(
     assert main(["run", str(found)]) == 0, capsys.readouterr().out
     assert main(["run", str(found), "--consumer", SPLITLINES]) == 1
     (case,) = expand(scenario, prepared_link)
-    link = with_command(scenario.link, tuple(SPLITLINES.split()))
+    link = with_consumer(scenario.link, Hunted(command=tuple(SPLITLINES.split())))
     theirs = dataclasses.replace(case, scenario=dataclasses.replace(scenario, link=link))
     mine = trio.run(run_case, theirs)
     assert is_failure(mine)
     assert f"\n# {failure_key(mine, scenario.expect)}: case " in found.read_text()  # the same way
+
+
+def test_a_broken_consumer_function_is_hunted_like_a_program(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    function = "tests.consumers.functions:tail_at_eof"
+    found = tmp_path / "found.yaml"
+    status = hunt(
+        "--consumer-function", function, "--seed", "3", "--budget", "30",
+        "--shrink-budget", "25", "-o", str(found),
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert status == 1, err
+    assert f"tearline hunt: {function} over ndjson/messages, seed 3" in err
+    assert f"--consumer-function {function}" in found.read_text()
+    capsys.readouterr()
+    assert main(["run", str(found)]) == 0, capsys.readouterr().out
+    assert main(["run", str(found), "--consumer-function", function]) == 1
 
 
 def test_the_reference_consumer_program_is_caught_by_nothing(
@@ -97,13 +122,14 @@ def test_the_reference_consumer_program_is_caught_by_nothing(
         (["--budget", "0"], "--budget: must be between 1"),
         (["--consumer", "no-such-consumer-program {host}"], "cannot start consumer"),
         (["--consumer", f"{sys.executable} -c print(1)"], "gives no report"),
+        (["--consumer-function", "no_such_module_x:f"], "no module named 'no_such_module_x'"),
     ],
 )
 def test_bad_input_is_one_line_and_exit_2(
     args: list[str], said: str, capsys: pytest.CaptureFixture[str]
 ) -> None:
     base = ["hunt", "--framing", "ndjson", "--payload", "messages", "--no-database"]
-    if "--consumer" not in args:
+    if "--consumer" not in args and "--consumer-function" not in args:
         base += ["--consumer", SPLITLINES]
     try:
         status = main([*base, *args])
@@ -132,7 +158,7 @@ def test_a_consumer_that_starts_too_late_for_the_plan_is_not_failed() -> None:
     """Regression: a consumer program slower to start than the case deadline (a loaded
     machine) never saw the plan's fault; that is no failure of it, nor a hang of the plan's."""
     late = ("sh", "-c", f"sleep 3; exec {REFERENCE}")
-    check = LiveCheck(late, seed=1)
+    check = LiveCheck(Hunted(command=late), seed=1)
     link = Link(framing=FramingName.NDJSON, payload=PayloadName.MESSAGES)
     plan = Plan(link, (Split(at=Position(frame=1)),), deadline_ms=1500.0)
     judged = check.check(plan)

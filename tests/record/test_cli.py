@@ -76,6 +76,30 @@ def test_record_with_a_consumer_program(producer: str, tmp_path: Path) -> None:
     assert recording.sent("producer").startswith(b"HTTP/1.1 200")
 
 
+def test_record_with_a_consumer_function(producer: str, tmp_path: Path) -> None:
+    out = tmp_path / "sse.tlrec"
+    done = _record(
+        "--upstream", producer, "--framing", "sse", "--payload", "tokens",
+        "--consumer-function", "tests.consumers.functions:codec_consumer", "-o", str(out),
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    recording = read_recording(str(out))
+    assert recording.sent("consumer").startswith(b"GET ")
+    assert recording.sent("producer").startswith(b"HTTP/1.1 200")
+    assert done.stdout.endswith("producer end eof; consumer verdict COMPLETE\n")
+
+
+def test_a_consumer_function_that_cannot_be_found_is_one_line(tmp_path: Path) -> None:
+    done = _record(
+        "--upstream", "127.0.0.1:9", "--framing", "sse", "--consumer-function", "no_such_x:f",
+        "-o", str(tmp_path / "x.tlrec"),
+    )  # fmt: skip
+    assert done.returncode == 2
+    assert done.stderr == (
+        "tearline record: --consumer-function: no module named 'no_such_x'\n"
+    )
+
+
 def test_an_unreachable_producer_is_one_line_and_exit_2(tmp_path: Path) -> None:
     with socket.socket() as bound:  # bound, never listening: connections are refused
         bound.bind(("127.0.0.1", 0))
