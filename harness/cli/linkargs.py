@@ -6,7 +6,12 @@ import argparse
 import ssl
 
 from reference_impl import defaults
-from reference_impl.framing import DEFAULT_MAX_MESSAGE_BYTES, FRAMING_NAMES, FramingOptions
+from reference_impl.framing import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    FRAMING_NAMES,
+    FramingOptions,
+    alpn_protocols,
+)
 from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import envelope, messages, tokens
@@ -119,7 +124,7 @@ def producer_tls(args: argparse.Namespace) -> ssl.SSLContext | None:
 
 
 def _alpn(framing: str) -> list[str]:
-    return ["h2"] if framing == "grpc" else ["http/1.1"]
+    return list(alpn_protocols(framing))
 
 
 def consumer_tls(args: argparse.Namespace) -> ssl.SSLContext | None:

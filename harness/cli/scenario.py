@@ -224,14 +224,14 @@ def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
 def print_warnings(cases: Sequence[Case]) -> None:
     """What the author should know about cases that are valid (``harness.link.unseen``)."""
     from harness.link.reference import prepared_link  # noqa: PLC0415
-    from harness.link.unseen import UNSEEN_KINDS, case_warnings  # noqa: PLC0415
+    from harness.link.unseen import case_warnings, may_go_unseen  # noqa: PLC0415
 
     shown = [
         (case.scenario.origin.file, case.scenario.origin.line, prepared, case.scenario.faults)
         for case in cases
         if case.scenario.origin is not None
         and not case.scenario.link.producer.external
-        and any(f.kind in UNSEEN_KINDS for f in case.scenario.faults)  # else nothing to warn
+        and any(may_go_unseen(f) for f in case.scenario.faults)  # else nothing to warn
         and (prepared := prepared_link(case.scenario)) is not None
     ]
     for line in case_warnings(shown):

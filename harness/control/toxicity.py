@@ -13,8 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from harness.faults.config import Fault
+from harness.faults.effects import Effect
 from harness.faults.items import Direction, Item
-from harness.faults.stage import BaseStage, Stage, StageContext
+from harness.faults.stage import BaseStage, Locator, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,34 @@ class Sometimes:
     @property
     def connection(self) -> int:
         return self.fault.connection
+
+    # What the fault's kind owns, asked of the fault it wraps.
+    @property
+    def effects(self) -> frozenset[Effect]:
+        return self.fault.effects
+
+    @property
+    def timed(self) -> bool:
+        return self.fault.timed
+
+    @property
+    def reconnects(self) -> bool:
+        return self.fault.reconnects
+
+    def waits(self) -> bool:
+        return self.fault.waits()
+
+    def silences(self) -> bool:
+        return self.fault.silences()
+
+    def ends_connection(self) -> bool:
+        return self.fault.ends_connection()
+
+    def byte_changes(self, locator: Locator, wire: bytes) -> dict[int, int]:
+        return self.fault.byte_changes(locator, wire)
+
+    def check_placement(self, locator: Locator) -> None:
+        self.fault.check_placement(locator)
 
     def stage(self, ctx: StageContext) -> Stage:
         draw = ctx.rng.random()  # first, so the fault's own draws follow the same sequence

@@ -38,6 +38,7 @@ from harness.faults.items import Direction
 from harness.faults.latency import Latency
 from harness.faults.limit_data import LimitData
 from harness.faults.position import Position
+from harness.faults.registry import rules_for
 from harness.faults.reset_peer import ResetPeer
 from harness.faults.slicer import Slicer
 from harness.faults.slow_close import SlowClose
@@ -141,10 +142,10 @@ TOXIPROXY_TYPES: dict[str, ToxiproxyType] = {
     )
 }
 
-#: tearline's own fault kinds offered as toxic types (``latency`` is Toxiproxy's; ``reconnect``
-#: is the reference consumer's business, not the proxy's)
+#: tearline's own fault kinds offered as toxic types (``latency`` is Toxiproxy's; a fault after
+#: which the consumer is to reconnect is the consumer's business, not the proxy's)
 TEARLINE_TYPES: tuple[str, ...] = tuple(
-    kind for kind in FAULTS if kind not in TOXIPROXY_TYPES and kind != "reconnect"
+    kind for kind, cls in FAULTS.items() if kind not in TOXIPROXY_TYPES and not cls.reconnects
 )
 
 
@@ -195,11 +196,10 @@ def tearline_fault(
     """The tearline fault ``kind`` with ``attributes`` as its fields, checked exactly as in a
     scenario file; and the attributes as given. ``FieldError`` with the key path inside
     ``attributes`` and the loader's message."""
-    # Imported here: the scenario loader is only needed by toxics that use it.
+    # Imported here: the YAML machinery is only needed by toxics that use it.
     from harness.config.issues import Issues  # noqa: PLC0415
     from harness.config.nodes import parse  # noqa: PLC0415
     from harness.config.validate import INVALID, Validator  # noqa: PLC0415
-    from harness.scenario.loader import rules_for  # noqa: PLC0415
 
     given: dict[str, Any] = {} if attributes is None else _plain(attributes)
     for reserved in ("kind", "direction"):

@@ -1,24 +1,22 @@
 """The faults the tearline proxy injects, one module each (like toxiproxy's toxics). Pure.
 
-``FAULTS`` maps each scenario ``kind:`` to its class; ``build_fault(kind, **config)`` makes one,
-rejecting unknown and missing fields with a ``FieldError`` that names the field (value checks are
-each class's ``__post_init__``). ``field_docs(cls)`` gives the user text of each field.
-``TOXIC_FAULTS`` holds the faults made for Toxiproxy's toxics that scenarios do not have yet
-(``limit_data``, ``reset_peer``, ``slicer``, ``slow_close``, ``timeout``); the control API
-(``harness/control``) offers them, and ``build_fault`` builds them too.
+Each fault is a frozen dataclass (``config.py``) with a ``direction``, a ``connection`` and its
+own fields; it makes a sans-IO stage for each connection it applies to (``stage.py``; the items
+that flow are in ``items.py``, positions in ``position.py``), and owns what the rest of the
+house needs to know of its kind (its ``effects``, whether it is ``timed``, how hunt draws it).
+The proxy drives the stages.
 
-Every fault is a frozen dataclass (``config.py``) with a ``direction``, a ``connection`` and its
-own fields, and makes a sans-IO stage for each connection it applies to (``stage.py``; the items
-that flow are in ``items.py``, positions in ``position.py``). The proxy drives the stages.
+A fault is registered once, below (``registry.py``): ``FAULTS`` maps each scenario ``kind:`` to
+its class, ``TOXIC_FAULTS`` the faults made for Toxiproxy's toxics that scenarios do not have
+(``limit_data``, ``reset_peer``, ``slicer``, ``slow_close``, ``timeout``), which the control API
+offers. ``build_fault(kind, **config)`` makes one, rejecting unknown and missing fields with a
+``FieldError`` that names the field (value checks are each class's ``__post_init__``).
+``field_docs(cls)`` gives the user text of each field.
 """
 
 from __future__ import annotations
 
-import dataclasses
-from typing import Any
-
 from harness.config.docs import field_docs
-from harness.errors import FieldError
 from harness.faults.bogus_length import BogusLength
 from harness.faults.config import BaseFault, Fault
 from harness.faults.corrupt import Corrupt
@@ -30,6 +28,15 @@ from harness.faults.latency import Latency
 from harness.faults.limit_data import LimitData
 from harness.faults.merge import Merge
 from harness.faults.reconnect import Reconnect
+from harness.faults.registry import (
+    FAULTS,
+    TOXIC_FAULTS,
+    build_fault,
+    fault_class,
+    hunted_kinds,
+    register,
+    unregister,
+)
 from harness.faults.reorder_frames import ReorderFrames
 from harness.faults.reset_peer import ResetPeer
 from harness.faults.slice import Slice
@@ -67,10 +74,15 @@ __all__ = [
     "Throttle",
     "Timeout",
     "build_fault",
+    "fault_class",
     "field_docs",
+    "hunted_kinds",
+    "register",
+    "unregister",
 ]
 
-_CLASSES: tuple[type[BaseFault], ...] = (
+# The registrations, in the order scenario kinds are listed to users.
+for _scenario_fault in (
     Split,
     Slice,
     Merge,
@@ -86,30 +98,7 @@ _CLASSES: tuple[type[BaseFault], ...] = (
     DuplicateFrame,
     ReorderFrames,
     BogusLength,
-)
-
-#: Scenario ``kind:`` -> fault class.
-FAULTS: dict[str, type[BaseFault]] = {cls.kind: cls for cls in _CLASSES}
-
-#: The faults behind Toxiproxy's toxics that are not scenario kinds (yet): ``kind`` -> class.
-TOXIC_FAULTS: dict[str, type[BaseFault]] = {
-    cls.kind: cls for cls in (LimitData, ResetPeer, Slicer, SlowClose, Timeout)
-}
-
-
-def build_fault(kind: str, /, **config: Any) -> BaseFault:
-    """The fault ``kind`` configured with ``config``; ``FieldError`` naming the field at fault."""
-    cls = FAULTS.get(kind) or TOXIC_FAULTS.get(kind)
-    if cls is None:
-        known = ", ".join(FAULTS)
-        raise FieldError(f"unknown fault {kind!r}; expected one of {known}", path=("kind",))
-    fields = {f.name: f for f in dataclasses.fields(cls)}
-    for name in config:
-        if name not in fields:
-            message = f"not a field of {kind} (fields: {', '.join(fields)})"
-            raise FieldError(message, path=(name,))
-    for name, f in fields.items():
-        no_default = f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
-        if no_default and name not in config:
-            raise FieldError(f"required by {kind}", path=(name,))
-    return cls(**config)
+):
+    register(_scenario_fault)
+for _toxic_fault in (LimitData, ResetPeer, Slicer, SlowClose, Timeout):
+    register(_toxic_fault, scenario=False)

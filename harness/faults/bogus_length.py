@@ -3,14 +3,16 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_COUNT
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
 from harness.faults.corrupt import Rewrite, RewriteStage
-from harness.faults.stage import Stage, StageContext
+from harness.faults.effects import Effect
+from harness.faults.hunted import Draw, Hunt
+from harness.faults.stage import Locator, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -25,8 +27,30 @@ class BogusLength(BaseFault):
     """
 
     kind: ClassVar[str] = "bogus_length"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.REFRAMING})
+    hunt: ClassVar[Hunt | None] = Hunt(rank=7, weight=5, needs_length_field=True)
     frame: Annotated[int, Ge(1), Le(MAX_COUNT)]
     length: Annotated[int, Ge(0), Le(2**64 - 1)]
+
+    def byte_changes(self, locator: Locator, wire: bytes) -> dict[int, int]:
+        field = locator.length_field(self.frame)
+        if field is None:
+            return {}
+        offset, width = field
+        patch = encode_length(self.length, width)
+        return {offset + i: patch[i] for i in range(width)}
+
+    def check_placement(self, locator: Locator) -> None:
+        """The length must fit the frame's length field (a framing without one raises)."""
+        field = locator.length_field(self.frame)
+        if field is not None:
+            encode_length(self.length, field[1])
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        frame = draw.frame()
+        lengths = (frame.size + 1, 0, max(frame.size - 1, 0), 2**31, 2**32 - 1)
+        return cls(frame=frame.index, length=draw.pick(lengths), connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         detail = f"frame {self.frame}: {self.length}"

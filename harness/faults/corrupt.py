@@ -4,18 +4,37 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le, MaxLen, MinLen
 from harness.config.limits import MAX_BYTES, MAX_MESSAGE_BYTES
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
+from harness.faults.effects import Effect
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, Close, End, Item, rewrite_chunk
 from harness.faults.position import Position, require_bytes
 from harness.faults.ranged import RangedStage
-from harness.faults.stage import Stage, StageContext
+from harness.faults.stage import Locator, Stage, StageContext
 
 Byte = Annotated[int, Ge(0), Le(255)]
+
+
+#: how a hunted corrupt changes bytes: XOR masks (0x01 twice: it keeps a digit a digit, a hex
+#: digit almost always a letter, JSON text valid), then values (VT and FF are line breaks to
+#: str.splitlines; a quote or a NUL breaks JSON text), then a text written over the bytes
+#: (U+2028, a line separator to some splitters, legal inside any message)
+HUNTED_CHANGES: tuple[tuple[str, int | str], ...] = (
+    ("mask", 0xFF),
+    ("mask", 0x01),
+    ("mask", 0x01),
+    ("mask", 0x20),
+    ("value", 0x0B),
+    ("value", 0x0C),
+    ("value", 0x22),
+    ("value", 0x00),
+    ("text", "\u2028"),
+)
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -35,6 +54,8 @@ class Corrupt(BaseFault):
     """
 
     kind: ClassVar[str] = "corrupt"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.CORRUPTION})
+    hunt: ClassVar[Hunt | None] = Hunt(rank=2, weight=8, upstream=True)
     at: Position
     count_bytes: Annotated[int, Ge(1), Le(MAX_BYTES)] = 1
     mask: Annotated[int, Ge(1), Le(255)] = 0xFF
@@ -58,6 +79,32 @@ class Corrupt(BaseFault):
     def size(self) -> int:
         """How many bytes it changes."""
         return len(self.text.encode()) if self.text is not None else self.count_bytes
+
+    def byte_changes(self, locator: Locator, wire: bytes) -> dict[int, int]:
+        if self.at.is_time:
+            return {}  # when it comes is known only as the stream runs
+        start = locator.offset(self.at)
+        if start is None:
+            return {}
+        end = min(start + self.size, len(wire))
+        return {at: self.new_byte(at, wire[at], start) for at in range(start, end)}
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        at, direction = draw.place(byte_only=True)
+        change, how = draw.pick(HUNTED_CHANGES)
+        count = draw.between(1, 3)  # drawn for a text too: as many choices either way
+        if isinstance(how, str):
+            return cls(at=at, text=how, direction=direction, connection=connection)
+        mask, value = (how, None) if change == "mask" else (0xFF, how)
+        return cls(
+            at=at,
+            count_bytes=count,
+            mask=mask,
+            value=value,
+            direction=direction,
+            connection=connection,
+        )
 
     def new_byte(self, offset: int, old: int, start: int = 0) -> int:
         """What the byte ``old`` at stream ``offset`` becomes (``start``: where ``at`` is)."""

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_COUNT
 from harness.faults.config import BaseFault
+from harness.faults.effects import Effect
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, Close, End, Item, split_chunk
 from harness.faults.ranged import RangedStage
 from harness.faults.stage import Stage, StageContext
@@ -24,7 +26,13 @@ class DropFrame(BaseFault):
     """
 
     kind: ClassVar[str] = "drop_frame"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.LOSS})
+    hunt: ClassVar[Hunt | None] = Hunt(rank=3, weight=6)
     frame: Frame
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        return cls(frame=draw.frame().index, connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return DropFrameStage(self, ctx)

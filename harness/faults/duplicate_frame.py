@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from harness.faults.config import BaseFault
 from harness.faults.drop_frame import Frame
+from harness.faults.effects import Effect
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, Item, split_chunk
 from harness.faults.ranged import RangedStage
 from harness.faults.stage import Stage, StageContext
@@ -22,7 +24,13 @@ class DuplicateFrame(BaseFault):
     """
 
     kind: ClassVar[str] = "duplicate_frame"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.DUPLICATION})
+    hunt: ClassVar[Hunt | None] = Hunt(rank=4, weight=6)
     frame: Frame
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        return cls(frame=draw.frame().index, connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return DuplicateFrameStage(self, ctx)

@@ -22,11 +22,18 @@ FRAMING_OF: dict[str, str | None] = {
     "grpc-ping": "grpc",
     "raw": None,
 }
+#: the heartbeats a framing has of its own
+FRAMED_KINDS: tuple[HeartbeatKind, ...] = ("sse-comment", "websocket-ping", "grpc-ping")
 #: RFC 6455 5.5: control frames carry at most 125 payload bytes
 MAX_PING_PAYLOAD = 125
 #: the masking key of pings the proxy sends as a client (any key is valid; fixed, so the bytes
 #: of a case are the same on every run)
 _MASK = b"\x37\xfa\x21\x3d"
+
+
+def framing_heartbeat(framing: str | None) -> HeartbeatKind | None:
+    """The heartbeat ``framing`` has of its own (None: none, or no framing known)."""
+    return next((kind for kind in FRAMED_KINDS if FRAMING_OF[kind] == framing), None)
 
 
 def check_heartbeat(kind: HeartbeatKind | None, text: str | None) -> None:

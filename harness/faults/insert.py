@@ -9,6 +9,7 @@ from harness.config.constraints import MaxLen, MinLen
 from harness.config.limits import MAX_MESSAGE_BYTES
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
+from harness.faults.effects import Effect
 from harness.faults.items import Heartbeat, Item
 from harness.faults.position import Position
 from harness.faults.stage import PositionedStage, Stage, StageContext
@@ -29,6 +30,7 @@ class Insert(BaseFault):
     """
 
     kind: ClassVar[str] = "insert"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.ADDITION})
     at: Position
     text: Annotated[str, MinLen(1), MaxLen(MAX_MESSAGE_BYTES)] | None = None
     hex: Annotated[str, MinLen(1), MaxLen(3 * MAX_MESSAGE_BYTES)] | None = None

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
+from harness.faults.effects import Effect
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import CLOSE_HOWS, Close, CloseHow, Item
 from harness.faults.position import Position
 from harness.faults.stage import PositionedStage, Stage, StageContext
@@ -28,12 +30,23 @@ class Kill(BaseFault):
     """
 
     kind: ClassVar[str] = "kill"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.TRUNCATION})
+    hunt: ClassVar[Hunt | None] = Hunt(rank=1, weight=12, upstream=True)
+    #: how a hunted one closes, the kind's default first; a FIN twice as often as the others:
+    #: a clean close is where a consumer takes a cut stream for a whole one
+    hunted_hows: ClassVar[tuple[CloseHow, ...]] = ("rst", "fin", "half", "fin")
     at: Position
     how: CloseHow = "rst"
 
     def _validate(self) -> None:
         if self.how not in CLOSE_HOWS:
             raise FieldError(f"must be 'rst', 'fin' or 'half' (got {self.how!r})", path=("how",))
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        at, direction = draw.place(byte_only=False)
+        how = draw.pick(cls.hunted_hows)
+        return cls(at=at, how=how, direction=direction, connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return KillStage(self, ctx)

@@ -5,12 +5,13 @@ from __future__ import annotations
 import random
 from collections import deque
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_DURATION_MS
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, End, Item
 from harness.faults.stage import BaseStage, Stage, StageContext
 
@@ -31,6 +32,8 @@ class Latency(BaseFault):
     """
 
     kind: ClassVar[str] = "latency"
+    timed: ClassVar[bool] = True
+    hunt: ClassVar[Hunt | None] = Hunt(rank=12, weight=2)
     delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)]
     jitter_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] = 0.0
 
@@ -45,6 +48,12 @@ class Latency(BaseFault):
         """One item's delay, in seconds."""
         jitter = rng.uniform(-self.jitter_ms, self.jitter_ms) if self.jitter_ms else 0.0
         return (self.delay_ms + jitter) / 1000
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        delay = draw.pick((0.1, 0.2)) * draw.timeout_ms
+        jitter = draw.pick((0.0, 0.1)) * draw.timeout_ms
+        return cls(delay_ms=delay, jitter_ms=jitter, connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return LatencyStage(self, ctx)

@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_BYTES
 from harness.faults.config import BaseFault
+from harness.faults.effects import Effect
 from harness.faults.items import Chunk, Close, Item, split_chunk
 from harness.faults.stage import BaseStage, Stage, StageContext
 
@@ -25,6 +26,7 @@ class LimitData(BaseFault):
     """
 
     kind: ClassVar[str] = "limit_data"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.TRUNCATION})
     limit_bytes: Annotated[int, Ge(0), Le(MAX_BYTES)]
 
     def stage(self, ctx: StageContext) -> Stage:

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_BYTES, MAX_COUNT
 from harness.errors import FieldError, PositionError
 from harness.faults.config import BaseFault
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, Close, End, Item, split_chunk
 from harness.faults.position import Position, require_bytes
 from harness.faults.stage import Locator, PositionedStage, Stage, StageContext
@@ -27,6 +28,7 @@ class Merge(BaseFault):
     """
 
     kind: ClassVar[str] = "merge"
+    hunt: ClassVar[Hunt | None] = Hunt(rank=6, weight=5)
     at: Position
     count_frames: Annotated[int, Ge(1), Le(MAX_COUNT)] | None = None
     size_bytes: Annotated[int, Ge(1), Le(MAX_BYTES)] | None = None
@@ -46,6 +48,11 @@ class Merge(BaseFault):
         if self.size_bytes is not None:
             return start + self.size_bytes
         return frames_end(locator, start, self.count_frames or 1)
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        at = draw.byte_position()
+        return cls(at=at, count_frames=draw.between(2, 4), connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return MergeStage(self, ctx)

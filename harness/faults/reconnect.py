@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import ClassVar
 
+from harness.faults.hunted import Hunt
 from harness.faults.items import CloseHow
 from harness.faults.kill import Kill
 
@@ -20,4 +21,7 @@ class Reconnect(Kill):
     """
 
     kind: ClassVar[str] = "reconnect"
+    reconnects: ClassVar[bool] = True
+    hunt: ClassVar[Hunt | None] = Hunt(rank=8, weight=6)
+    hunted_hows: ClassVar[tuple[CloseHow, ...]] = ("fin", "rst", "half", "fin")
     how: CloseHow = "fin"

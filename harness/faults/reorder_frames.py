@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
 from harness.faults.drop_frame import Frame
+from harness.faults.effects import Effect
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, Close, End, Item, byte_count, split_chunk
 from harness.faults.ranged import RangedStage
 from harness.faults.stage import Stage, StageContext
@@ -26,12 +28,19 @@ class ReorderFrames(BaseFault):
     """
 
     kind: ClassVar[str] = "reorder_frames"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.REORDERING})
+    hunt: ClassVar[Hunt | None] = Hunt(rank=5, weight=5)
     frame: Frame
     with_frame: Frame
 
     def _validate(self) -> None:
         if self.frame == self.with_frame:
             raise FieldError(f"must differ from frame (both {self.frame})", path=("with_frame",))
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        frame = draw.frame()
+        return cls(frame=frame.index, with_frame=draw.other_frame(frame), connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return ReorderStage(self, ctx)

@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_DURATION_MS
 from harness.faults.config import BaseFault
+from harness.faults.effects import Effect
 from harness.faults.items import Chunk, Close, End, Item
 from harness.faults.stage import BaseStage, Stage, StageContext
 
@@ -24,6 +25,7 @@ class ResetPeer(BaseFault):
     """
 
     kind: ClassVar[str] = "reset_peer"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.TRUNCATION})
     timeout_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)]
 
     def stage(self, ctx: StageContext) -> Stage:

@@ -7,12 +7,13 @@ import random
 from collections import deque
 from collections.abc import Iterator
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_BYTES, MAX_DURATION_MS
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Boundary, Chunk, End, Item
 from harness.faults.stage import BaseStage, Stage, StageContext
 
@@ -37,6 +38,7 @@ class Slice(BaseFault):
     """
 
     kind: ClassVar[str] = "slice"
+    hunt: ClassVar[Hunt | None] = Hunt(rank=10, weight=3)
     size_bytes: Size | None = None
     min_bytes: Size | None = None
     max_bytes: Size | None = None
@@ -66,6 +68,10 @@ class Slice(BaseFault):
             return itertools.count(self.size_bytes, self.size_bytes)
         low, high = self.min_bytes or 1, self.max_bytes or 1  # both set: checked above
         return itertools.accumulate(rng.randint(low, high) for _ in itertools.count())
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        return cls(size_bytes=draw.between(1, 16), connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return SliceStage(self, ctx)

@@ -61,6 +61,10 @@ class Slicer(BaseFault):
             spans += [(middle, end), (start, middle)]
         return ends
 
+    def waits(self) -> bool:
+        """Its slices wait ``delay_ms`` apart: a delay is wall-clock time."""
+        return self.delay_ms > 0
+
     def stage(self, ctx: StageContext) -> Stage:
         return SlicerStage(self, ctx)
 

@@ -21,6 +21,7 @@ class SlowClose(BaseFault):
     """
 
     kind: ClassVar[str] = "slow_close"
+    timed: ClassVar[bool] = True
     delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)]
 
     def stage(self, ctx: StageContext) -> Stage:

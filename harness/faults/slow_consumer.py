@@ -5,12 +5,13 @@ from __future__ import annotations
 import math
 from collections import deque
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_DURATION_MS, MAX_RATE_BYTES_PER_S
 from harness.errors import FieldError
 from harness.faults.config import BaseFault
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, Item
 from harness.faults.position import Position
 from harness.faults.stage import PositionedStage, Stage, StageContext
@@ -36,6 +37,8 @@ class SlowConsumer(BaseFault):
     """
 
     kind: ClassVar[str] = "slow_consumer"
+    timed: ClassVar[bool] = True
+    hunt: ClassVar[Hunt | None] = Hunt(rank=11, weight=3)
     at: Position
     pause_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] | None = 0.0
     rate_bytes_per_s: Annotated[int, Ge(1), Le(MAX_RATE_BYTES_PER_S)] | None = None
@@ -51,6 +54,19 @@ class SlowConsumer(BaseFault):
         pause = "forever" if self.pause_ms is None else f"{self.pause_ms:g} ms"
         rate = f", then {self.rate_bytes_per_s} B/s" if self.rate_bytes_per_s else ""
         return f"pause {pause}{rate}"
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        at, direction = draw.place(byte_only=False)
+        rate = draw.pick((None, 20 * max(draw.largest_frame, 100)))
+        pause = draw.wait_ms()
+        return cls(
+            at=at,
+            pause_ms=pause,
+            rate_bytes_per_s=rate,
+            direction=direction,
+            connection=connection,
+        )
 
     def stage(self, ctx: StageContext) -> Stage:
         return SlowConsumerStage(self, ctx)

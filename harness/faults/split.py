@@ -3,9 +3,10 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Self
 
 from harness.faults.config import BaseFault
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Boundary, End, Item
 from harness.faults.position import Position
 from harness.faults.stage import PositionedStage, Stage, StageContext
@@ -23,7 +24,13 @@ class Split(BaseFault):
     """
 
     kind: ClassVar[str] = "split"
+    hunt: ClassVar[Hunt | None] = Hunt(rank=0, weight=10, upstream=True)
     at: Position
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        at, direction = draw.place(byte_only=False)
+        return cls(at=at, direction=direction, connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return SplitStage(self, ctx)

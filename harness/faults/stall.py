@@ -4,12 +4,13 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le, MinLen
 from harness.config.limits import MAX_DURATION_MS
 from harness.faults.config import BaseFault
 from harness.faults.heartbeat import HeartbeatKind, check_heartbeat, heartbeat_bytes
+from harness.faults.hunted import WAIT_FACTORS, Draw, Hunt
 from harness.faults.items import Heartbeat, Item
 from harness.faults.position import Position
 from harness.faults.stage import PositionedStage, Stage, StageContext
@@ -42,6 +43,8 @@ class Stall(BaseFault):
     """
 
     kind: ClassVar[str] = "stall"
+    timed: ClassVar[bool] = True
+    hunt: ClassVar[Hunt | None] = Hunt(rank=9, weight=7, upstream=True)
     at: Position
     duration_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] | None
     heartbeat: HeartbeatKind | None = None
@@ -57,6 +60,25 @@ class Stall(BaseFault):
         if self.heartbeat is None:
             return length
         return f"{length}, heartbeat every {self.heartbeat_interval_ms:g} ms"
+
+    def silences(self) -> bool:
+        return self.duration_ms is None
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        at, direction = draw.place(byte_only=False)
+        factor = draw.pick((*WAIT_FACTORS, None))
+        # a heartbeat is the producer's side keeping a stream open: downstream only
+        wanted = draw.boolean() and direction == "downstream"
+        heartbeat = draw.heartbeat if wanted else None
+        return cls(
+            at=at,
+            duration_ms=None if factor is None else factor * draw.timeout_ms,
+            heartbeat=heartbeat,
+            heartbeat_interval_ms=draw.timeout_ms / 4 if heartbeat else 1000.0,
+            direction=direction,
+            connection=connection,
+        )
 
     def stage(self, ctx: StageContext) -> Stage:
         return StallStage(self, ctx)

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass
-from typing import Annotated, ClassVar
+from typing import Annotated, ClassVar, Self
 
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_RATE_BYTES_PER_S
 from harness.faults.config import BaseFault
+from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import Chunk, Item, split_every
 from harness.faults.stage import BaseStage, Stage, StageContext
 
@@ -24,12 +25,20 @@ class Throttle(BaseFault):
     """
 
     kind: ClassVar[str] = "throttle"
+    timed: ClassVar[bool] = True
+    hunt: ClassVar[Hunt | None] = Hunt(rank=13, weight=2)
     rate_bytes_per_s: Annotated[int, Ge(1), Le(MAX_RATE_BYTES_PER_S)]
 
     @property
     def piece_bytes(self) -> int:
         """100 ms worth of bytes (at least one)."""
         return max(1, self.rate_bytes_per_s // 10)
+
+    @classmethod
+    def hunted(cls, draw: Draw, connection: int) -> Self:
+        # 100 ms worth of bytes holds at least one whole frame: no message waits near T
+        rate = draw.pick((20, 10)) * max(draw.largest_frame, 100)
+        return cls(rate_bytes_per_s=rate, connection=connection)
 
     def stage(self, ctx: StageContext) -> Stage:
         return ThrottleStage(self, ctx)

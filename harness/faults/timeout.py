@@ -9,6 +9,7 @@ from typing import Annotated, ClassVar
 from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_DURATION_MS
 from harness.faults.config import BaseFault
+from harness.faults.effects import Effect
 from harness.faults.items import Chunk, Close, Item
 from harness.faults.stage import BaseStage, Stage, StageContext
 
@@ -25,6 +26,7 @@ class Timeout(BaseFault):
     """
 
     kind: ClassVar[str] = "timeout"
+    effects: ClassVar[frozenset[Effect]] = frozenset({Effect.TRUNCATION})
     timeout_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)]
 
     def stage(self, ctx: StageContext) -> Stage:

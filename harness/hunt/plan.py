@@ -16,7 +16,6 @@ from dataclasses import dataclass
 
 from harness.faults.config import Fault
 from harness.faults.position import Position
-from harness.faults.stall import Stall
 from harness.scenario.model import (
     ConsumerConfig,
     CountRange,
@@ -38,8 +37,6 @@ SHORT_DEADLINE_MS = 6000.0
 IDLE_WAIT_MS = 6000.0
 #: what the reference run is judged against: anything (only the invariants can fail it)
 ANYTHING = Expect(accepted_messages=CountRange(0))
-#: faults whose effect is a span of wall-clock time (as ``harness.running.execute``)
-TIMED_KINDS = frozenset({"stall", "slow_consumer", "latency", "throttle"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,20 +54,20 @@ class Plan:
 
 def is_timed(faults: tuple[Fault, ...]) -> bool:
     """Does any fault wait, or wait for a time (so the consumer's timeout matters)?"""
-    for fault in faults:
-        at = getattr(fault, "at", None)
-        if fault.kind in TIMED_KINDS or (isinstance(at, Position) and at.after_ms is not None):
-            return True
-    return False
+    return any(fault.waits() for fault in faults)
+
+
+def reconnects(faults: tuple[Fault, ...]) -> int:
+    """How many times the consumer is to reconnect."""
+    return sum(fault.reconnects for fault in faults)
 
 
 def deadline_for(faults: tuple[Fault, ...]) -> float:
-    """A stall without end is only ended by the consumer's idle timeout (5 s by default), on
-    every connection it stalls."""
-    if not any(isinstance(f, Stall) and f.duration_ms is None for f in faults):
+    """Silence for good (a stall without end) is only ended by the consumer's idle timeout
+    (5 s by default), on every connection it silences."""
+    if not any(fault.silences() for fault in faults):
         return SHORT_DEADLINE_MS
-    reconnects = sum(f.kind == "reconnect" for f in faults)
-    return DEFAULT_DEADLINE_MS + reconnects * IDLE_WAIT_MS
+    return DEFAULT_DEADLINE_MS + reconnects(faults) * IDLE_WAIT_MS
 
 
 def resets(faults: tuple[Fault, ...]) -> bool:

@@ -20,9 +20,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from harness.errors import HarnessError
-from harness.faults import BogusLength, Corrupt
-from harness.faults.bogus_length import encode_length
 from harness.faults.config import Fault
+from harness.faults.effects import Effect
 from harness.link.locator import PreparedLocator
 from harness.link.prepared import PreparedLink
 from reference_impl.errors import CodecError
@@ -45,17 +44,7 @@ def rewrites(link: PreparedLink, faults: Sequence[Fault], connection: int) -> di
         if fault.direction != "downstream" or fault.connection not in (0, connection):
             continue
         try:
-            if isinstance(fault, Corrupt) and not fault.at.is_time:
-                start = locator.offset(fault.at)
-                end = min(start + fault.size, link.stream_length)
-                for at in range(start, end):
-                    changes[at] = fault.new_byte(at, link.wire[at], start)
-            elif isinstance(fault, BogusLength):
-                field = link.length_field(fault.frame)
-                if field is not None:
-                    offset, width = field
-                    patch = encode_length(fault.length, width)
-                    changes.update({offset + i: patch[i] for i in range(width)})
+            changes.update(fault.byte_changes(locator, link.wire))
         except HarnessError:  # not placeable: the plan is rejected elsewhere
             continue
     return changes
@@ -101,14 +90,13 @@ def in_order(delivered: Sequence[bytes], sent: Sequence[bytes]) -> bool:
 def undetectable(link: PreparedLink, faults: Sequence[Fault]) -> bool:
     """Whether the plan's byte rewrites make every correct consumer break I1 on some
     connection (see the module docstring)."""
-    reconnects = sum(f.kind == "reconnect" for f in faults)
-    for connection in range(1, reconnects + 2):
+    for connection in range(1, sum(f.reconnects for f in faults) + 2):
         changes = rewrites(link, faults, connection)
         if not changes:
             continue
         decoded, error = decode_changed(link.spec, changes)
         delivered = handed_on(link, decoded, error is not None)
-        if any(isinstance(f, Corrupt) for f in faults):  # the judge forgives a corrupt's only
+        if any(Effect.CORRUPTION in f.effects for f in faults):  # the judge forgives only these
             delivered = forgiven(link.messages, delivered)
         if not in_order(delivered, link.messages):
             return True

@@ -19,13 +19,12 @@ from dataclasses import dataclass, field, replace
 
 from harness.evidence.connection import WireConnection, connection, needed_messages
 from harness.evidence.timeline import Timeline
+from harness.faults.effects import Effect
+from harness.faults.registry import fault_class
 from harness.judging.grades import grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
-
-#: faults that end a connection early (named when a complete claim follows one)
-ENDING_FAULTS = frozenset({"kill", "reconnect", "limit_data", "timeout", "reset_peer"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -199,6 +198,13 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
     return Check("I2", True, "complete result, and the producer's end reached the consumer")
 
 
+def _cuts(name: str) -> bool:
+    """Whether the fault kind recorded as ``name`` ends a connection early (named when a
+    complete claim follows one)."""
+    cls = fault_class(name)
+    return cls is not None and Effect.TRUNCATION in cls.effects
+
+
 def _why_no_end(conn: WireConnection, obs: Observation) -> str:
     """Why connection ``conn`` did not deliver the producer's end, in words."""
     # (how many the producer sent by then depends on timing; what got through does not)
@@ -206,7 +212,7 @@ def _why_no_end(conn: WireConnection, obs: Observation) -> str:
     cuts = [
         r
         for r in obs.timeline.faults
-        if r.connection == conn.number and r.direction == "downstream" and r.name in ENDING_FAULTS
+        if r.connection == conn.number and r.direction == "downstream" and _cuts(r.name)
     ]
     if cuts:
         cut = cuts[0]

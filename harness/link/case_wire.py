@@ -17,19 +17,18 @@ from harness.errors import HarnessError
 from harness.evidence.connection import WireConnection
 from harness.evidence.timeline import Timeline
 from harness.faults.config import Fault
+from harness.faults.effects import Effect
 from harness.faults.items import Direction
 from harness.faults.position import Position
+from harness.faults.registry import fault_class
 from harness.link.live import EVERY_FRAME, LinkTraits, LiveStream
 from harness.link.locator import placement_problem
 from reference_impl.errors import ErrorCode
+from reference_impl.framing import FramingName
 
 #: the errors that mean a stream is not of the framing at all (rather than broken inside it)
 SETUP_ERRORS = frozenset({ErrorCode.PROTOCOL_ERROR, ErrorCode.MALFORMED_FRAME})
 DIRECTIONS: tuple[Direction, ...] = ("downstream", "upstream")
-#: faults that rewrite bytes in place (a changed message may still be a valid one)
-REWRITING_FAULTS = frozenset({"corrupt"})
-#: faults that add bytes no source sent (``payload_added``)
-ADDING_FAULTS = frozenset({"insert"})
 
 
 def frames_wanted(faults: Iterable[Fault]) -> int:
@@ -97,6 +96,16 @@ def check_placeable(faults: Sequence[Fault], traits: LinkTraits) -> HarnessError
     return None
 
 
+def _fired(timeline: Timeline, number: int, effect: Effect) -> bool:
+    """Whether a fault with ``effect`` fired on connection ``number``'s producer stream."""
+    for record in timeline.faults:
+        cls = fault_class(record.name)
+        wanted = cls is not None and effect in cls.effects
+        if wanted and record.connection == number and record.direction == "downstream":
+            return True
+    return False
+
+
 class CaseWire:
     """A ``LiveStream`` per leg the proxy opens (see the module docstring)."""
 
@@ -123,16 +132,9 @@ class CaseWire:
         source = self.streams[("downstream", number)]
         delivered = source.delivered
         assert delivered is not None  # every downstream stream watches its delivery
-        rewritten = any(
-            r.direction == "downstream"
-            for name in REWRITING_FAULTS
-            for r in timeline.fired(name, number)
-        )
-        added = any(
-            r.direction == "downstream"
-            for name in ADDING_FAULTS
-            for r in timeline.fired(name, number)
-        )
+        # a rewrite in place may leave a changed message valid; added bytes no source sent
+        rewritten = _fired(timeline, number, Effect.CORRUPTION)
+        added = _fired(timeline, number, Effect.ADDITION)
         return WireConnection(
             number=number,
             sent=tuple(source.digests),
@@ -220,10 +222,10 @@ _HTTP2_OPENERS = frozenset({0x4, 0x7})
 def _other_http(framing: str | None, opening: bytes) -> str:
     """An HTTP/1.x answer where gRPC (HTTP/2) was declared, or the reverse, named with its
     first line or frame; '' when the bytes are neither."""
-    if framing == "grpc" and opening.startswith(b"HTTP/1."):
+    if framing == FramingName.GRPC and opening.startswith(b"HTTP/1."):
         line = opening.split(b"\r\n", 1)[0].decode("latin-1")
         return f"an HTTP/1.1 answer ({line!r}), not HTTP/2"
-    http1 = framing in ("sse", "websocket")
+    http1 = framing in (FramingName.SSE, FramingName.WEBSOCKET)
     if http1 and len(opening) >= 9 and opening[0] == 0 and opening[3] in _HTTP2_OPENERS:
         return "an HTTP/2 answer (its first bytes are an HTTP/2 frame), not HTTP/1.1"
     return ""

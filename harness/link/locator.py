@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.errors import FieldError, HarnessError, PositionError
-from harness.faults.bogus_length import BogusLength, encode_length
 from harness.faults.config import Fault
 from harness.faults.position import Position
 from harness.faults.stage import Locator
@@ -122,10 +121,7 @@ def placement_problem(fault: Fault, locator: Locator) -> HarnessError | None:
                     locator.frame_span(frame)
                 except PositionError as err:
                     raise PositionError(err.message, path=(key,)) from None
-        if isinstance(fault, BogusLength):
-            field = locator.length_field(fault.frame)
-            if field is not None:
-                encode_length(fault.length, field[1])
+        fault.check_placement(locator)
     except (PositionError, FieldError) as err:
         return err
     return None

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from harness.errors import HarnessError
 from harness.faults.config import Fault
-from harness.faults.corrupt import Corrupt
+from harness.faults.effects import Effect
 from harness.link.locator import PreparedLocator
 from harness.link.prepared import PreparedLink
 from reference_impl.errors import CodecError
@@ -28,8 +28,11 @@ from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.link.spec import decode_changed
 from reference_impl.payload.registry import payload
 
-#: the fault kinds whose changes can be unseen (the rest are never checked)
-UNSEEN_KINDS = frozenset({Corrupt.kind})
+
+def may_go_unseen(fault: Fault) -> bool:
+    """Whether a change ``fault`` makes can leave a message valid (only these are checked):
+    it rewrites bytes of messages in place."""
+    return Effect.CORRUPTION in fault.effects
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +40,7 @@ class Unseen:
     """Message ``message`` (1-based) arrives changed by fault ``fault`` and nothing can tell."""
 
     fault: int
+    kind: str
     message: int
     #: SHA-256 of the message as the producer sent it, and as it arrives
     sent: str
@@ -44,7 +48,7 @@ class Unseen:
 
     def warning(self, payload_name: str) -> str:
         return (
-            f"faults[{self.fault}]: corrupt changes message {self.message} in a way no "
+            f"faults[{self.fault}]: {self.kind} changes message {self.message} in a way no "
             f"consumer can detect (the {payload_name} payload has no integrity check there); "
             "the case is judged with that message delivered as changed"
         )
@@ -55,18 +59,18 @@ def unseen_changes(link: PreparedLink, faults: Sequence[Fault]) -> tuple[Unseen,
     found: list[Unseen] = []
     for index, fault in enumerate(faults):
         first = fault.direction == "downstream" and fault.connection in (0, 1)
-        if isinstance(fault, Corrupt) and first:
+        if may_go_unseen(fault) and first:
             found += _unseen(link, index, fault)
     return tuple(found)
 
 
-def _unseen(link: PreparedLink, index: int, fault: Corrupt) -> list[Unseen]:
+def _unseen(link: PreparedLink, index: int, fault: Fault) -> list[Unseen]:
     try:
-        start = PreparedLocator(link).offset(fault.at)
+        changes = fault.byte_changes(PreparedLocator(link), link.wire)
     except HarnessError:
         return []  # a position the stream does not have: the case is an error anyway
-    end = min(start + fault.size, link.stream_length)
-    changes = {p: fault.new_byte(p, link.wire[p], start) for p in range(start, end)}
+    if not changes:
+        return []
     decoded, error = decode_changed(link.spec, changes)
     if error is not None or len(decoded) != len(link.messages):
         return []  # the framing shows it
@@ -74,7 +78,7 @@ def _unseen(link: PreparedLink, index: int, fault: Corrupt) -> list[Unseen]:
     if delivered == list(link.messages) or not _payload_accepts(link, decoded):
         return []
     return [
-        Unseen(index, number, _sha(sent), _sha(got))
+        Unseen(index, fault.kind, number, _sha(sent), _sha(got))
         for number, (sent, got) in enumerate(zip(link.messages, delivered, strict=True), 1)
         if sent != got
     ]
@@ -102,7 +106,7 @@ def case_warnings(cases: Sequence[tuple[str, int, PreparedLink, Sequence[Fault]]
     faults)``."""
     seen: dict[str, None] = {}
     for file, line, link, faults in cases:
-        if not any(isinstance(f, Corrupt) for f in faults):
+        if not any(may_go_unseen(f) for f in faults):
             continue
         for change in unseen_changes(link, faults):
             seen[f"{file}:{line}: warning: {change.warning(link.spec.payload)}"] = None

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 
 import trio
 
+from reference_impl.framing import alpn_protocols
 from reference_impl.peers.tls_stream import TlsStream
 
 HANDSHAKE_TIMEOUT_S = 5.0
@@ -29,9 +30,8 @@ H2, HTTP11 = "h2", "http/1.1"
 
 
 def alpn_offer(framing: str | None) -> tuple[str, ...]:
-    """What a client of ``framing`` offers: gRPC is HTTP/2; SSE and WebSocket are HTTP/1.1
-    (and a framed TCP stream's server ignores ALPN)."""
-    return (H2,) if framing == "grpc" else (HTTP11,)
+    """What a client of ``framing`` offers (``reference_impl.framing.alpn_protocols``)."""
+    return alpn_protocols(framing)
 
 
 def alpn_accept(framing: str | None) -> tuple[str, ...]:

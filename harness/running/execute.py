@@ -24,8 +24,6 @@ from harness.running.case import error_result, run_case
 from harness.scenario import Case, Scenario
 
 BATCH = 8
-#: faults whose effect is a span of wall-clock time
-TIMED_KINDS = frozenset({"stall", "slow_consumer", "latency", "throttle"})
 
 Progress = Callable[[CaseResult], None]
 
@@ -46,12 +44,8 @@ class RunSettings:
 
 def is_timed(scenario: Scenario) -> bool:
     """Does the verdict depend on wall-clock time, so that waiting for a core could change it?"""
-    for fault in scenario.faults:
-        at = getattr(fault, "at", None)
-        if fault.kind in TIMED_KINDS or getattr(at, "after_ms", None) is not None:
-            return True
-        if getattr(fault, "delay_ms", 0):
-            return True
+    if any(fault.waits() for fault in scenario.faults):
+        return True
     return scenario.link.consumer.pause_at_message is not None
 
 

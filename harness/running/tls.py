@@ -22,7 +22,6 @@ if TYPE_CHECKING:
     from harness.running.certificates import Authority
 
 
-
 def proxy_tls(link: Link) -> ProxyTls | None:
     """The proxy's TLS for this link (None: plain TCP on both sides)."""
     producer = link.producer

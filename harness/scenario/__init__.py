@@ -12,8 +12,9 @@ Modules: ``model`` (the dataclasses), ``validate`` (YAML node + type -> value or
 """
 
 from harness.config.issues import ScenarioError, SchemaIssue
+from harness.faults.registry import FaultRegistry
 from harness.scenario.cases import MAX_RUN_CASES, Case, expand, expand_all, stable_seed
-from harness.scenario.loader import FaultRegistry, load_file, load_paths, load_text
+from harness.scenario.loader import load_file, load_paths, load_text
 from harness.scenario.model import (
     VERDICTS,
     ConsumerConfig,

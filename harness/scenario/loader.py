@@ -3,7 +3,8 @@
 A file holds one scenario (a mapping) or a list of them. Everything wrong in a file (or in all
 the files of ``load_paths``) is collected before anything is raised, each issue with its file,
 line and key path. The fault registry (``kind`` -> fault config class) is a parameter so tests can
-bring their own; by default it is ``harness.faults.FAULTS``, imported only when needed.
+bring their own; by default it is ``harness.faults.FAULTS`` (``harness/faults/registry.py``),
+imported only when needed.
 """
 
 from __future__ import annotations
@@ -11,35 +12,28 @@ from __future__ import annotations
 import dataclasses
 import os
 import stat
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable
 from pathlib import Path, PurePath
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
 from harness.config.issues import Issues, ScenarioError, SchemaIssue, clip_repr
 from harness.config.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
-from harness.config.validate import INVALID, Rules, Tagged, Validator, line_inside
+from harness.config.validate import INVALID, Validator, line_inside
 from harness.faults.config import Fault
+from harness.faults.registry import FaultRegistry, rules_for
 from harness.record.format import recording_problem
 from harness.scenario.model import FaultList, Origin, Scenario, SweepAxis
 from harness.scenario.sweep import read_sweep
 
-#: Fault kind -> its frozen config dataclass.
-FaultRegistry = Mapping[str, type]
 StrPath = str | os.PathLike[str]
 
 
 def default_registry() -> FaultRegistry:
-    """``harness.faults.FAULTS``, imported on first use."""
+    """``harness.faults.FAULTS``, every fault module imported on first use."""
     from harness.faults import FAULTS  # noqa: PLC0415 - lazy: tests inject their own registry
 
-    registry: FaultRegistry = FAULTS
-    return registry
-
-
-def rules_for(faults: FaultRegistry) -> Rules:
-    """The validator rules of scenario files with these fault kinds."""
-    return Rules(families={Fault: Tagged("fault", faults)})
+    return FAULTS
 
 
 def load_text(

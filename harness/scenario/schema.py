@@ -20,7 +20,8 @@ from harness.config.fields import yaml_fields
 from harness.config.paths import PATH_PATTERN
 from harness.faults.config import Fault
 from harness.faults.position import POSITION_SCHEMA, Position
-from harness.scenario.loader import FaultRegistry, default_registry
+from harness.faults.registry import FaultRegistry
+from harness.scenario.loader import default_registry
 from harness.scenario.model import Expect, Link, MessagesConfig, Scenario, Span
 from reference_impl.payload import PAYLOAD_NAMES
 

@@ -21,6 +21,7 @@ __all__ = [
     "FRAMING_NAMES",
     "FramingName",
     "FramingOptions",
+    "alpn_protocols",
     "make_client",
     "make_monitor",
     "make_server",
@@ -36,6 +37,13 @@ class FramingName(StrEnum):
 
 
 FRAMING_NAMES: tuple[str, ...] = tuple(FramingName)
+
+
+def alpn_protocols(framing: str | None) -> tuple[str, ...]:
+    """What a TLS client of ``framing`` offers: gRPC is HTTP/2; SSE and WebSocket are HTTP/1.1
+    (and a framed TCP stream's server ignores ALPN)."""
+    return ("h2",) if framing == FramingName.GRPC else ("http/1.1",)
+
 
 _MODULES: dict[str, str] = {
     FramingName.LENGTH_PREFIXED: "reference_impl.framing.length_prefixed",

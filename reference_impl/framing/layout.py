@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import struct
 
+from reference_impl.framing import FramingName
 from reference_impl.framing.options import FramingOptions
 
 LENGTH_WIDTH = 4
@@ -22,7 +23,7 @@ _CHUNK_TRAILER = len(b"\r\n")
 
 
 def commit_end(framing: str, options: FramingOptions, span: tuple[int, int]) -> int:
-    if framing == "sse" and options.sse_body == "chunked":
+    if framing == FramingName.SSE and options.sse_body == "chunked":
         return span[1] - _CHUNK_TRAILER
     return span[1]
 
@@ -31,9 +32,9 @@ def length_field(
     framing: str, wire: bytes, span: tuple[int, int], data: bytes
 ) -> tuple[int, int] | None:
     """None when the framing has no length prefix (or it is not where it should be)."""
-    if framing == "length-prefixed":
+    if framing == FramingName.LENGTH_PREFIXED:
         head = struct.pack(">I", len(data))
-    elif framing == "grpc":
+    elif framing == FramingName.GRPC:
         head = b"\x00" + struct.pack(">I", len(data))
     else:
         return None

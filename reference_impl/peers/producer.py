@@ -25,7 +25,7 @@ import trio
 
 from reference_impl.defaults import LOOPBACK
 from reference_impl.events import Message
-from reference_impl.framing import make_server
+from reference_impl.framing import FramingName, make_server
 from reference_impl.framing.base import ServerCodec
 from reference_impl.link.spec import ProducerConfig, iter_payload
 from reference_impl.peers.tls_stream import TlsStream
@@ -149,7 +149,7 @@ class Producer:
         last_id = codec.request_header("last-event-id")
         if last_id and last_id.isdigit():
             return int(last_id)
-        if self.config.link.framing == "sse":
+        if self.config.link.framing == FramingName.SSE:
             # No Last-Event-ID: the consumer dispatched no event yet, whatever this producer
             # wrote before the cut. Start over (catalogue case 32), never skip ahead.
             return 0

@@ -25,7 +25,7 @@ PURE = [
     "harness.matrix.sampling",
     "harness.matrix.grid",
     "harness.matrix.page",
-    "harness.adapters",
+    "harness.consumers.catalogue",
 ]
 
 

@@ -26,7 +26,7 @@ def test_a_byte_flipped_inside_an_opaque_message_is_unseen() -> None:
     fault = Corrupt(at=Position(frame=2, frame_offset=10), mask=1)
     sent = link.messages[1]
     changed = sent[:6] + bytes([sent[6] ^ 1]) + sent[7:]  # 4 bytes of prefix, then the payload
-    assert unseen_changes(link, [fault]) == (Unseen(0, 2, _sha(sent), _sha(changed)),)
+    assert unseen_changes(link, [fault]) == (Unseen(0, "corrupt", 2, _sha(sent), _sha(changed)),)
 
 
 def test_a_change_of_the_length_prefix_is_visible() -> None:

@@ -95,9 +95,7 @@ def test_a_consumer_function_that_cannot_be_found_is_one_line(tmp_path: Path) ->
         "-o", str(tmp_path / "x.tlrec"),
     )  # fmt: skip
     assert done.returncode == 2
-    assert done.stderr == (
-        "tearline record: --consumer-function: no module named 'no_such_x'\n"
-    )
+    assert done.stderr == ("tearline record: --consumer-function: no module named 'no_such_x'\n")
 
 
 def test_an_unreachable_producer_is_one_line_and_exit_2(tmp_path: Path) -> None:

@@ -65,6 +65,10 @@ def test_loads_clean_with_a_bounded_list(view: Loaded) -> None:
     assert len(view.names()) == PAGE_ROWS
     assert view.shown() == "10,000 of 10,000 cases match · 1\N{EN DASH}200 listed"
     view.page.click("#next")
+    # the page draws the next rows in a frame of its own: wait for them, not for a time
+    view.page.wait_for_function(
+        "document.querySelector('#shown').textContent.endsWith('201\u2013400 listed')"
+    )
     assert view.shown().endswith("201\N{EN DASH}400 listed") and len(view.names()) == PAGE_ROWS
     assert view.page.locator("#failing article.case").count() == 50
 
