@@ -5,10 +5,11 @@
         for case in expand(scenario, prepared_link):  # one Case per sweep combination
             run(case.scenario, seed=case.seed)
 
-Modules: ``model`` (the dataclasses), ``validate`` (YAML node + type -> value or issues),
-``nodes`` (safe YAML), ``constraints``, ``fields``, ``position`` (fault position rules),
-``paths`` (key paths), ``sweep`` (the sweep section), ``cases`` (expansion), ``loader``,
-``schema``, ``errors``. The format is documented in ``docs/scenario-format.md``.
+Modules: ``model`` (the dataclasses), ``loader`` (files to scenarios), ``sweep`` (the sweep
+section), ``cases`` (expansion), ``selection`` (``-k``), ``schema`` (JSON Schema). What they
+are built on lives below them: the validator, YAML nodes, key paths and issues in
+``harness.config``, the fault kinds and their rules in ``harness.faults``. The format is
+documented in ``docs/scenario-format.md``.
 """
 
 from harness.config.issues import ScenarioError, SchemaIssue

@@ -2,7 +2,7 @@
 
 Each entry says where a ``LinkSpec`` keeps the payload's settings, how the producer makes its
 messages, which leading messages carry the result (the rest only prove the end), and which
-consumer-side check (``payload_sides``) judges it. Adding a payload is one module under
+consumer-side check (``sides.py``) judges it. Adding a payload is one module under
 ``reference_impl/payload/`` and one entry here.
 """
 
