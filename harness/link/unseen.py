@@ -8,7 +8,8 @@ link delivers.
 
 Whether a change is visible is asked of the layers that know: the reference codec decodes the
 changed stream (``reference_impl.link.spec.decode_changed``), and the payload's own check
-(``reference_impl.payload.sides``) reads the messages it decoded. A change either of them refuses is visible.
+(``reference_impl.payload.sides``) reads the messages it decoded. A change either of them
+refuses is visible.
 """
 
 from __future__ import annotations

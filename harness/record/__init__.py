@@ -1,9 +1,9 @@
-"""Record and replay: one exchange through the proxy, kept in a file, played back as a producer.
+"""Recordings (pure): one exchange through the proxy, as a file and as a replay's schedule.
 
-- ``format.py`` (pure): the recording file format, its reader and writer (docs/recording-format.md).
-- ``plan.py`` (pure): when a replay writes what (the recorded timing, scaled).
-- ``recorder.py``, ``replay.py``, ``capture.py``: the I/O shell (``tearline record``, the
-  replay producer, the pcap of a recording).
+- ``format.py``: the recording file format, its reader and writer (docs/recording-format.md).
+- ``schedule.py``: when a replay writes what (the recorded timing, scaled).
+- ``adapt.py``: what a replay changes in the recorded bytes so that a live client takes them.
 
-This package imports nothing on its own, so the pure modules stay free of trio.
+The shell that records and plays back is ``harness.running`` (``recorder.py``,
+``replay.py``); the pcap of a recording is ``harness.artifacts.capture``.
 """
