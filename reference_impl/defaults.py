@@ -29,5 +29,9 @@ IDLE_TIMEOUT_S = 5.0
 READ_BYTES = 65536
 #: what the reference consumer asks for (SSE/WebSocket request target, gRPC method path)
 REQUEST_PATH = "/stream"
+#: the largest request body a link may send (and the reference producer reads), and the most
+#: headers a request may add
+MAX_REQUEST_BODY_BYTES = 1 << 20
+MAX_REQUEST_HEADERS = 64
 #: C_cap of seed 001: chunks the producer may hold for a slow consumer
 CHANNEL_CAPACITY_CHUNKS = 2

@@ -30,6 +30,7 @@ class ErrorCode(StrEnum):
     INVALID_UTF8 = "INVALID_UTF8"  # text that must be UTF-8 is not (never repaired)
     PROTOCOL_ERROR = "PROTOCOL_ERROR"  # HTTP/WS/HTTP2 rule broken, or unexpected handshake
     REMOTE_ERROR = "REMOTE_ERROR"  # peer ended explicitly with a failure (grpc-status != 0, ...)
+    HTTP_STATUS = "HTTP_STATUS"  # the service answered the request with an error status (not 2xx)
     # payload layer: seed 001 result envelope
     ERR_ZPARQL_STREAM_TRUNCATED = "ERR_ZPARQL_STREAM_TRUNCATED"
     ERR_ZPARQL_STREAM_CHECKSUM_MISMATCH = "ERR_ZPARQL_STREAM_CHECKSUM_MISMATCH"

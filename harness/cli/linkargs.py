@@ -12,11 +12,13 @@ from reference_impl.framing import (
     FramingOptions,
     alpn_protocols,
 )
+from reference_impl.framing.request import Request, parse_header
 from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import envelope, messages, tokens
 
 PAYLOADS = ("messages", "envelope", "tokens")
+METHODS = ("GET", "POST", "PUT", "PATCH", "DELETE")
 
 
 def hostport(text: str) -> tuple[str, int]:
@@ -49,11 +51,87 @@ def add_link_arguments(parser: argparse.ArgumentParser) -> None:
     )
     group.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
     group.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
+    add_request_arguments(parser)
+
+
+def header_line(text: str) -> str:
+    """``Name: value`` for argparse (as curl's ``-H``)."""
+    try:
+        parse_header(text)
+    except ValueError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+    return text
+
+
+def add_request_arguments(parser: argparse.ArgumentParser) -> None:
+    """What the consumer sends, curl's way (``tearline consume``, ``record``, ``run``); for
+    ``tearline produce``, what it serves."""
+    group = parser.add_argument_group("request (as curl takes it)")
     group.add_argument(
         "--path",
-        default=defaults.REQUEST_PATH,
-        help="SSE/WebSocket request target or gRPC method the consumer asks for",
+        default=None,
+        help="the request target, or the gRPC method (default /stream)",
     )
+    group.add_argument(
+        "-X", "--method", choices=METHODS, default=None, help="default GET, POST with a body"
+    )
+    group.add_argument(
+        "-H",
+        "--header",
+        dest="headers",
+        action="append",
+        type=header_line,
+        default=[],
+        metavar="'NAME: VALUE'",
+        help="a request header (repeatable); {host} and {port} are filled in",
+    )
+    body = group.add_mutually_exclusive_group()
+    body.add_argument("-d", "--data", default=None, metavar="TEXT", help="the request body")
+    body.add_argument("--data-file", default=None, metavar="FILE", help="the body, from a file")
+    group.add_argument(
+        "--json-body",
+        nargs="?",
+        const=True,
+        default=None,
+        metavar="TEXT",
+        help="send the body (TEXT, or --data/--data-file) as Content-Type: application/json "
+        "(curl's --json; tearline's --json prints the report as JSON)",
+    )
+
+
+def request_from_args(args: argparse.Namespace, command: str) -> Request:
+    """The request the options describe; ``SystemExit`` with one line for a body that cannot
+    be read or is too large, or too many headers."""
+    headers = [parse_header(line) for line in args.headers]
+    body = b""
+    if isinstance(args.json_body, str):
+        if args.data is not None or args.data_file is not None:
+            raise SystemExit(f"tearline {command}: --json-body TEXT is the body: no --data with it")
+        body = args.json_body.encode()
+    elif args.data is not None:
+        body = args.data.encode()
+    elif args.data_file is not None:
+        body = _read_body(args.data_file, command)
+    if args.json_body is not None and not any(n.lower() == "content-type" for n, _ in headers):
+        headers.append(("Content-Type", "application/json"))
+    if len(body) > defaults.MAX_REQUEST_BODY_BYTES:
+        raise SystemExit(
+            f"tearline {command}: the body has {len(body)} bytes; at most "
+            f"{defaults.MAX_REQUEST_BODY_BYTES}"
+        )
+    if len(headers) > defaults.MAX_REQUEST_HEADERS:
+        limit = defaults.MAX_REQUEST_HEADERS
+        raise SystemExit(f"tearline {command}: {len(headers)} headers; at most {limit}")
+    path = args.path or defaults.REQUEST_PATH
+    return Request(method=args.method, path=path, headers=tuple(headers), body=body)
+
+
+def _read_body(path: str, command: str) -> bytes:
+    try:
+        with open(path, "rb") as file:
+            return file.read(defaults.MAX_REQUEST_BODY_BYTES + 1)
+    except OSError as err:
+        raise SystemExit(f"tearline {command}: --data-file {path}: {err.strerror}") from None
 
 
 def link_from_args(args: argparse.Namespace) -> LinkSpec:
@@ -68,7 +146,9 @@ def link_from_args(args: argparse.Namespace) -> LinkSpec:
             advertise_length=args.advertise_length,
         ),
         options=FramingOptions(
-            sse_body=args.sse_body, max_message_bytes=args.max_message_bytes, path=args.path
+            sse_body=args.sse_body,
+            max_message_bytes=args.max_message_bytes,
+            request=request_from_args(args, args.command or "link"),
         ),
     )
 

@@ -139,7 +139,7 @@ class LiveStream:
                 max_message_bytes=1 << 30,
                 sse_body=traits.options.sse_body,
                 ws_text=traits.options.ws_text,
-                path=traits.options.path,
+                request=traits.options.request,
             )
             self.codec = make_monitor(traits.framing, options)
         self.head_end: int | None = 0 if traits.framing in (None, *_RAW) or traits.request else None

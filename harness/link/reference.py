@@ -11,10 +11,20 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from harness.errors import FieldError
 from harness.link.live import LinkTraits
 from harness.link.prepared import PreparedLink, prepare
-from harness.scenario.model import EnvelopeConfig, Link, MessagesConfig, Scenario, TokensConfig
+from harness.scenario.model import (
+    EnvelopeConfig,
+    Link,
+    MessagesConfig,
+    RequestConfig,
+    Scenario,
+    TokensConfig,
+)
+from reference_impl.defaults import MAX_REQUEST_BODY_BYTES
 from reference_impl.framing import FramingOptions
+from reference_impl.framing.request import Request, Route, parse_header
 from reference_impl.link.consumer_config import ConsumerConfig, ConsumerPolicy
 from reference_impl.link.spec import LinkSpec, ProducerConfig
 from reference_impl.payload import envelope, messages, tokens
@@ -27,7 +37,54 @@ def framing_options(link: Link) -> FramingOptions:
         sse_body=options.sse_body,
         ws_text=options.ws_text,
         ws_fragment_bytes=options.ws_fragment_bytes,
-        path=options.path,
+        request=request_of(link),
+        route=route_of(link),
+    )
+
+
+def request_of(link: Link) -> Request:
+    """What the link's consumer sends (``FieldError`` for a ``body_file`` it cannot read)."""
+    given = link.request
+    return Request(
+        method=given.method,
+        path=link.request_path,
+        headers=tuple(parse_header(line) for line in given.headers),
+        body=_body(given),
+    )
+
+
+def _body(given: RequestConfig) -> bytes:
+    if given.body is not None:
+        return given.body.encode()
+    if given.body_file is None:
+        return b""
+    try:
+        with open(given.body_file, "rb") as file:
+            body = file.read(MAX_REQUEST_BODY_BYTES + 1)
+    except OSError as err:
+        message = f"cannot read {given.body_file}: {err.strerror or err}"
+        raise FieldError(message, path=("request", "body_file")) from None
+    if len(body) > MAX_REQUEST_BODY_BYTES:
+        message = f"{given.body_file} is over {MAX_REQUEST_BODY_BYTES} bytes"
+        raise FieldError(message, path=("request", "body_file"))
+    return body
+
+
+def route_of(link: Link) -> Route | None:
+    """What the reference producer serves: a link that describes its API (a ``request`` or
+    ``producer.serves``) that API only, as the API's own service would; else any request
+    (None), as a test server does."""
+    serves = link.producer.serves
+    if serves is None and link.request == RequestConfig():
+        return None
+    request = request_of(link)
+    served = Route.of(request, link.framing)
+    if serves is None:
+        return served
+    return Route(
+        path=serves.path or served.path,
+        method=serves.method or served.method,
+        content_type=serves.content_type or served.content_type,
     )
 
 

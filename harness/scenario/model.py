@@ -34,6 +34,7 @@ from harness.faults.heartbeat import heartbeat_problem
 from reference_impl import defaults
 from reference_impl.errors import ErrorCode
 from reference_impl.framing import FramingName
+from reference_impl.framing.request import parse_header
 from reference_impl.payload import PAYLOAD_NAMES, PayloadName
 
 #: Verdicts of the seed guards and of a verified envelope, spelled as the seeds spell them.
@@ -91,6 +92,14 @@ Upstream = Annotated[
         r"(https://)?(\[[0-9A-Fa-f:.]+\]|[^\s:/\[\]]+):[0-9]{1,5}",
         "must be host:port or https://host:port",
     ),
+]
+#: an HTTP method an agent API is called with
+Method = Literal["GET", "POST", "PUT", "PATCH", "DELETE"]
+#: a header as curl's ``-H`` takes it: ``Name: value``
+HeaderLine = Annotated[str, MinLen(1), MaxLen(8192)]
+#: a media type (``application/json``), without parameters
+MediaType = Annotated[
+    str, Pattern(r"[a-z0-9!#$&^_.+-]+/[a-z0-9!#$&^_.+-]+", "must be a media type (type/subtype)")
 ]
 
 
@@ -195,6 +204,55 @@ class FramingConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class RequestConfig:
+    """What the consumer sends, as agents call their APIs: an HTTP request (SSE, NDJSON over
+    HTTP), the WebSocket upgrade's headers (the body as the first message after it), a gRPC
+    call's metadata and request message, or the body as it is on a framed TCP stream. The path,
+    headers and body may hold ``{host}`` and ``{port}``, filled in when the consumer connects."""
+
+    #: the HTTP method (default: GET, or POST when there is a body; a WebSocket upgrade is
+    #: always a GET, a gRPC call always a POST)
+    method: Method | None = None
+    #: the request target, or the gRPC method (``/package.Service/Method``); default
+    #: ``framing_options.path``
+    path: RequestPath | None = None
+    #: headers, each ``Name: value`` as curl's ``-H`` takes them, sent in this order (on gRPC,
+    #: the call's metadata); ``Host`` and the lengths are written by the framing
+    headers: Annotated[tuple[HeaderLine, ...], MaxLen(defaults.MAX_REQUEST_HEADERS)] = ()
+    #: the body, as text (sent as its UTF-8 bytes)
+    body: Annotated[str, MaxLen(defaults.MAX_REQUEST_BODY_BYTES)] | None = None
+    #: the body, read from this file (a relative path is taken from the directory tearline
+    #: runs in)
+    body_file: Annotated[str, MinLen(1)] | None = None
+
+    def __post_init__(self) -> None:
+        for index, line in enumerate(self.headers):
+            try:
+                parse_header(line)
+            except ValueError as err:
+                raise FieldError(str(err), path=("headers", index)) from None
+        if self.body is not None and self.body_file is not None:
+            raise FieldError("give body or body_file, not both", path=("body_file",))
+        if self.body is not None and len(self.body.encode()) > defaults.MAX_REQUEST_BODY_BYTES:
+            limit = defaults.MAX_REQUEST_BODY_BYTES
+            raise FieldError(f"at most {limit} bytes of UTF-8", path=("body",))
+
+
+@dataclass(frozen=True, slots=True)
+class RouteConfig:
+    """What the reference producer serves; a request it does not serve is answered as agent
+    APIs answer one (404 another path, 405 another method, 415 another content type, 400 a
+    JSON body that does not parse), with a JSON error body and no stream."""
+
+    #: the path served (default: the request's)
+    path: RequestPath | None = None
+    #: the method served (default: the request's)
+    method: Method | None = None
+    #: the content type a body must have (default: the request's, if it names one)
+    content_type: MediaType | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class ProducerConfig:
     """The producer side of the link."""
 
@@ -219,6 +277,8 @@ class ProducerConfig:
     #: how fast the replay plays: 1 keeps the recorded timing, 2 halves every delay, 0 sends
     #: everything as fast as possible
     speed: Annotated[float, Ge(0), Le(MAX_REPLAY_SPEED)] = 1.0
+    #: what the reference producer serves (default: exactly the link's request)
+    serves: RouteConfig | None = None
 
     def __post_init__(self) -> None:
         if self.replay is not None and self.upstream is not None:
@@ -299,6 +359,8 @@ class Link:
     #: settings of payload tokens (only with payload: tokens)
     tokens: TokensConfig | None = None
     framing_options: FramingConfig = FramingConfig()
+    #: what the consumer sends (default: the framing's plain request for the path)
+    request: RequestConfig = RequestConfig()
     producer: ProducerConfig = ProducerConfig()
     consumer: ConsumerConfig = ConsumerConfig()
     #: TLS between the consumer and the proxy, with a certificate from the run's test CA
@@ -318,6 +380,7 @@ class Link:
         self._check_ndjson_texts()
         self._check_messages()
         self._check_fragments()
+        self._check_request()
         for name in PAYLOAD_NAMES:
             if name != self.payload and getattr(self, name) is not None:
                 raise FieldError(
@@ -337,6 +400,31 @@ class Link:
                 f"{MAX_MESSAGES} in one stream",
                 path=(self.payload, key),
             )
+
+    @property
+    def request_path(self) -> str:
+        """The path the consumer asks for: ``request.path``, else ``framing_options.path``."""
+        return self.request.path or self.framing_options.path
+
+    def _check_request(self) -> None:
+        """What a request can mean on this link's framing, and one path for it."""
+        request, framing = self.request, self.framing
+        older = self.framing_options.path
+        if request.path not in (None, older) and older != defaults.REQUEST_PATH:
+            message = f"differs from framing_options.path ({older}): give the path once"
+            raise FieldError(message, path=("request", "path"))
+        fixed = {"websocket": "GET", "grpc": "POST"}.get(framing)
+        if fixed is not None and request.method not in (None, fixed):
+            message = f"a {framing} link's request is always a {fixed}"
+            raise FieldError(message, path=("request", "method"))
+        if framing in ("length-prefixed", "ndjson"):
+            for key in ("method", "path", "headers"):
+                if getattr(request, key) not in (None, ()):
+                    message = f"framing {framing} sends no HTTP request (only body applies)"
+                    raise FieldError(message, path=("request", key))
+        if self.producer.serves is not None and self.producer.external:
+            message = "only for the reference producer (not with upstream or replay)"
+            raise FieldError(message, path=("producer", "serves"))
 
     def _check_fragments(self) -> None:
         """WebSocket fragments of a few bytes multiply the frames the reference codecs make

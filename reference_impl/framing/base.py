@@ -58,6 +58,10 @@ class ClientCodec(Protocol):
 class ServerCodec(Protocol):
     """The producer's side: answers the handshake, then frames messages."""
 
+    #: the status a request the link's route does not serve was refused with (its answer is
+    #: then in ``data_to_send()``, and nothing is streamed); None while served
+    refused: int | None
+
     def receive_data(self, data: bytes) -> None:
         """Feed bytes received from the consumer (request, acks, flow-control credit)."""
         ...
@@ -95,6 +99,7 @@ class RawServer:
 
     def __init__(self, options: object) -> None:
         self._out = bytearray()
+        self.refused: int | None = None  # there is no request to refuse
 
     def receive_data(self, data: bytes) -> None:
         """The consumer sends nothing on these framings; stray bytes are ignored."""

@@ -1,7 +1,8 @@
 """gRPC server streaming over HTTP/2 on h2 (grpc/grpc ``doc/PROTOCOL-HTTP2.md``).
 
-The client opens one stream: a POST to ``options.path`` with ``content-type: application/grpc``
-and ``te: trailers``, one empty request message, END_STREAM. The server answers ``:status 200``,
+The client opens one stream: a POST to ``options.path`` with ``content-type: application/grpc``,
+``te: trailers`` and the link's request headers as metadata, one request message (the link's
+request body; empty by default), END_STREAM. The server answers ``:status 200``,
 then sends each message as a Length-Prefixed-Message (``00``, u32 big-endian length, bytes) in
 DATA frames, and ends with trailers carrying ``grpc-status`` (``0``, or ``13`` with a
 ``grpc-message``). DATA frame boundaries have no relation to message boundaries (catalogue 36).
@@ -9,8 +10,9 @@ DATA frames, and ends with trailers carrying ``grpc-status`` (``0``, or ``13`` w
 Client ends and errors:
 
 - trailers (or a Trailers-Only response) -> ``StreamEnd(ok=status == 0, "grpc-status N")``;
-  trailers without a valid ``grpc-status``, a response that is not ``200 application/grpc``,
-  and every h2 protocol error -> ``PROTOCOL_ERROR``;
+  trailers without a valid ``grpc-status``, a ``200`` response that is not ``application/grpc``,
+  and every h2 protocol error -> ``PROTOCOL_ERROR``; a ``:status`` other than 2xx ->
+  ``HTTP_STATUS``;
 - END_STREAM or EOF inside a message (its 5-byte prefix included) -> ``FRAME_TRUNCATED``
   (catalogue 37); END_STREAM or EOF between messages without trailers -> ``STREAM_END_MISSING``,
   because a stream without trailers is truncated (catalogue 38);
@@ -70,7 +72,8 @@ _PREFIX = struct.Struct(">BI")  # Compressed-Flag, Message-Length
 _PREFIX_SIZE = _PREFIX.size
 _MAX_WIRE_LENGTH = 0xFFFF_FFFF
 _WINDOW = 1024 * 1024  # generous for throughput, small enough that big streams exercise blocking
-_AUTHORITY = "127.0.0.1"
+#: gRPC's status for a method the server does not serve
+_UNIMPLEMENTED = 12
 _FRAME_HEADER_SIZE = 9
 _TYPE_OFFSET = 3  # frame header: length (3 bytes), type, flags, stream id (4 bytes)
 _FLAGS_OFFSET = 4
@@ -94,7 +97,7 @@ class GrpcClient:
     delimiter = "grpc-5-byte-prefix"
 
     def __init__(self, options: FramingOptions) -> None:
-        self._path = options.path
+        self._request = options.request
         self._h2 = H2Connection(H2Configuration(client_side=True))
         self._stream_id = self._h2.get_next_available_stream_id()
         self._reader = _MessageReader(options.max_message_bytes)
@@ -110,16 +113,20 @@ class GrpcClient:
         h2.initiate_connection()
         h2.update_settings({SettingCodes.INITIAL_WINDOW_SIZE: _WINDOW, SettingCodes.ENABLE_PUSH: 0})
         h2.increment_flow_control_window(_WINDOW - h2.inbound_flow_control_window)
+        request = self._request
         headers = [
-            (":method", "POST"),
+            (":method", request.method_for("grpc")),
             (":scheme", "http"),
-            (":path", self._path),
-            (":authority", _AUTHORITY),
-            ("content-type", "application/grpc"),
+            (":path", request.path),
+            (":authority", request.authority),
+            ("content-type", request.header("content-type") or "application/grpc"),
             ("te", "trailers"),
         ]
+        # the request's headers as metadata (gRPC's names are lower-case)
+        headers += [(k.lower(), v) for k, v in request.headers if k.lower() != "content-type"]
         h2.send_headers(self._stream_id, headers)
-        h2.send_data(self._stream_id, _PREFIX.pack(0, 0), end_stream=True)
+        body = _PREFIX.pack(0, len(request.body)) + request.body
+        h2.send_data(self._stream_id, body, end_stream=True)
         return h2.data_to_send()
 
     def receive_data(self, data: bytes) -> list[Event]:
@@ -250,6 +257,9 @@ class GrpcClient:
 
 def _check_response(headers: dict[str, str]) -> None:
     status, content_type = headers.get(":status"), headers.get("content-type", "")
+    if status is not None and not status.startswith("2"):
+        detail = f"the service answered {status} ({content_type or 'no content type'})"
+        raise CodecError(ErrorCode.HTTP_STATUS, detail)
     if status != "200" or not content_type.startswith("application/grpc"):
         detail = f"response {status} {content_type!r} is not a gRPC response"
         raise CodecError(ErrorCode.PROTOCOL_ERROR, detail)
@@ -481,6 +491,9 @@ class GrpcServer:
         self._queue = bytearray()  # framed bytes waiting for flow-control credit
         self._trailers: list[tuple[str, str]] | None = None  # set by end(), sent after the queue
         self._ending = False
+        self._route = options.route
+        #: grpc-status 12 when the call names a method this server does not serve
+        self.refused: int | None = None
 
     def receive_data(self, data: bytes) -> None:
         """Feed the request and the client's acknowledgements and window credit."""
@@ -499,7 +512,7 @@ class GrpcServer:
 
     @property
     def ready(self) -> bool:
-        """True once the request headers have arrived (and been answered)."""
+        """True once the request headers have arrived (and been answered, or refused)."""
         return self._stream_id is not None
 
     @property
@@ -537,6 +550,15 @@ class GrpcServer:
             self._h2.reset_stream(stream_id, ErrorCodes.REFUSED_STREAM)
             return
         self._stream_id, self._headers = stream_id, headers
+        path = headers.get(":path", "").split("?")[0]
+        # an unknown method: Trailers-Only, as a gRPC server answers one
+        if self._route is not None and path != self._route.path:
+            self.refused, self._ending = _UNIMPLEMENTED, True
+            message = f"unknown method {path} (served: {self._route.path})"
+            answer = [(":status", "200"), ("content-type", "application/grpc")]
+            answer += [("grpc-status", str(_UNIMPLEMENTED)), ("grpc-message", message)]
+            self._h2.send_headers(stream_id, answer, end_stream=True)
+            return
         self._h2.send_headers(stream_id, [(":status", "200"), ("content-type", "application/grpc")])
 
     def _flush(self) -> None:

@@ -38,13 +38,15 @@ class LengthPrefixedClient:
 
     def __init__(self, options: FramingOptions) -> None:
         self._max = options.max_message_bytes
+        self._request = options.request.body
         # Unconsumed bytes: always a strict prefix of one message (header, then body).
         self._buffer = bytearray()
         self._error: CodecError | None = None
 
     def initiate(self) -> bytes:
-        """Nothing to send: the producer starts framing at once."""
-        return b""
+        """The link's request body as it is (on a framed TCP stream the request is whatever
+        the service reads first; usually nothing: the producer starts framing at once)."""
+        return self._request
 
     def receive_data(self, data: bytes) -> list[Event]:
         """Feed received bytes; return every message they complete, in order."""

@@ -41,12 +41,14 @@ class NdjsonClient:
 
     def __init__(self, options: FramingOptions) -> None:
         self._max = options.max_message_bytes
+        self._request = options.request.body
         self._tail = bytearray()  # the line in flight; never contains an LF
         self._error: CodecError | None = None
 
     def initiate(self) -> bytes:
-        """Nothing to send: the producer starts writing lines at once."""
-        return b""
+        """The link's request body as it is (on a framed TCP stream the request is whatever
+        the service reads first; usually nothing: the producer starts writing lines at once)."""
+        return self._request
 
     def receive_data(self, data: bytes) -> list[Event]:
         """Feed received bytes; return a message for every non-blank line they complete."""

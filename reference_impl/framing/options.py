@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from reference_impl import defaults
+from reference_impl.framing.request import Request, Route
 
 DEFAULT_MAX_MESSAGE_BYTES = defaults.MAX_MESSAGE_BYTES
 
@@ -22,5 +23,16 @@ class FramingOptions:
     ws_text: bool = True
     #: WebSocket: split each message into fragments of at most this many bytes (0: whole).
     ws_fragment_bytes: int = 0
-    #: Request path (SSE, WebSocket) or gRPC method path.
-    path: str = defaults.REQUEST_PATH
+    #: What the consumer sends (``request.py``): the HTTP request, the WebSocket upgrade's
+    #: headers and first message, the gRPC call's metadata and message.
+    request: Request = field(default_factory=Request)
+    #: What the reference producer serves (None: any request, as a test server does; a link
+    #: that describes its API serves that API only).
+    route: Route | None = None
+
+    @property
+    def path(self) -> str:
+        """The request's path (SSE, WebSocket, NDJSON over HTTP) or gRPC method path."""
+        return self.request.path
+
+

@@ -1,9 +1,12 @@
 """SSE framing: a ``text/event-stream`` response body over HTTP/1.1, with h11 doing the HTTP.
 
-The client sends one ``GET`` (``Accept: text/event-stream``, ``Last-Event-ID`` when resuming) and
-accepts only ``200`` with a ``text/event-stream`` content type; anything else fails the
-connection with ``PROTOCOL_ERROR``, as the WHATWG EventSource does (catalogue case 35). The body
-goes to ``EventStreamParser`` (``sse_parser.py``), which knows the event-stream rules.
+The client sends the link's request (``request.py``: ``GET`` by default, ``POST`` with a body,
+as agent APIs are called; ``Accept: text/event-stream`` unless the request names one;
+``Last-Event-ID`` when resuming) and accepts only ``200`` with a ``text/event-stream`` content
+type; anything else fails the connection, as the WHATWG EventSource does (catalogue case 35): an
+answer that is not 2xx with ``HTTP_STATUS``, quoting the status and the start of its body,
+anything else with ``PROTOCOL_ERROR``. The body goes to ``EventStreamParser``
+(``sse_parser.py``), which knows the event-stream rules.
 
 How the stream may end depends on the body framing the server chose:
 
@@ -22,7 +25,10 @@ How the stream may end depends on the body framing the server chose:
 - EOF before the response head is complete is ``STREAM_END_MISSING``: no message was in flight,
   and the stream never reached an end it could prove.
 
-The server answers the request as soon as its head is parsed. h11 always chooses chunked
+The server reads the whole request (head and body, the body bounded) and answers it when the
+link's route serves it (``FramingOptions.served``); one it does not serve is refused as agent
+APIs refuse (404, 405, 415, 400, with a JSON error body), and nothing is streamed. h11 always
+chooses chunked
 encoding for an HTTP/1.1 peer when no length is given, so the close-delimited head is written
 here by hand (the body is then the bare event bytes). No ``Date`` header: the wire stays
 deterministic. ``end(ok=False)`` writes nothing, not even the last chunk: HTTP/1.1 has no
@@ -36,7 +42,10 @@ import h11
 
 from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Event, Message, StreamEnd
+from reference_impl.framing.http1 import ErrorAnswer, Received, RequestReader, refusal_bytes
+from reference_impl.framing.http1 import request_bytes as http_request
 from reference_impl.framing.options import FramingOptions
+from reference_impl.framing.request import Refusal
 from reference_impl.framing.sse_parser import EventStreamParser
 
 __all__ = ["HEARTBEAT", "SseClient", "SseServer", "client", "server"]
@@ -63,6 +72,7 @@ class SseClient:
         self._conn = h11.Connection(h11.CLIENT)
         self._parser = EventStreamParser(options.max_message_bytes)
         self._head_seen = False  # a 200 text/event-stream response head arrived
+        self._refused: ErrorAnswer | None = None  # an answer that is not 2xx, being read
         self._ended = False  # h11 reported the body's end (explicitly, or by EOF)
         self._eof = False
         self._error: CodecError | None = None
@@ -78,22 +88,16 @@ class SseClient:
         return self._parser.retry_ms
 
     def initiate(self) -> bytes:
-        """The request: ``GET path`` with ``Last-Event-ID`` when ``options.resume_id`` is set."""
-        headers = [("Host", "127.0.0.1"), ("Accept", "text/event-stream")]
+        """The link's request, with ``Last-Event-ID`` when ``options.resume_id`` is set."""
+        extra: tuple[tuple[str, str], ...] = ()
         resume_id = self._options.resume_id
         if resume_id:
             if any(c in resume_id for c in "\r\n\0"):
                 raise ValueError("resume_id must not contain CR, LF or NUL")
-            headers.append(("Last-Event-ID", resume_id))
-        try:
-            request = h11.Request(
-                method="GET",
-                target=self._options.path,
-                headers=[(name.encode(), value.encode("utf-8")) for name, value in headers],
-            )
-            return self._conn.send(request) + self._conn.send(h11.EndOfMessage())
-        except h11.LocalProtocolError as exc:
-            raise ValueError(f"cannot send the request: {exc}") from None
+            extra = (("Last-Event-ID", resume_id),)
+        request = self._options.request
+        method = request.method_for("sse")
+        return http_request(self._conn, request, method, "text/event-stream", extra)
 
     def receive_data(self, data: bytes) -> list[Event]:
         """Feed bytes from the producer; return the messages (and ``StreamEnd``) they complete."""
@@ -137,6 +141,8 @@ class SseClient:
         if self._ended or self._eof:
             return []
         self._eof = True
+        if self._refused is not None:  # the error answer's body ended (or was cut): say what
+            raise self._refused.error()  # the service said
         if not self._head_seen:
             raise CodecError(
                 ErrorCode.STREAM_END_MISSING, "EOF before the response head", at_boundary=True
@@ -155,8 +161,12 @@ class SseClient:
                 event = self._next_event(at_eof)
                 if isinstance(event, h11.Response):
                     self._check_head(event)
+                elif isinstance(event, h11.Data) and self._refused is not None:
+                    self._refused.feed(bytes(event.data))
                 elif isinstance(event, h11.Data):
                     events += self._parser.feed(bytes(event.data))
+                elif isinstance(event, h11.EndOfMessage) and self._refused is not None:
+                    raise self._refused.error()
                 elif isinstance(event, h11.EndOfMessage):
                     events += self._end_of_body()
                 elif (
@@ -177,6 +187,9 @@ class SseClient:
             raise CodecError(ErrorCode.PROTOCOL_ERROR, f"HTTP: {exc}") from None
 
     def _check_head(self, response: h11.Response) -> None:
+        if not 200 <= response.status_code < 300:
+            self._refused = ErrorAnswer(response)  # its body says why: read some of it first
+            return
         if response.status_code != 200:
             raise CodecError(ErrorCode.PROTOCOL_ERROR, f"status {response.status_code}, not 200")
         types = [value for name, value in response.headers if name == b"content-type"]
@@ -217,30 +230,39 @@ class SseServer:
         if options.sse_body not in ("chunked", "close"):
             raise ValueError(f"sse_body must be 'chunked' or 'close', not {options.sse_body!r}")
         self._chunked = options.sse_body == "chunked"
+        self._route = options.route
         self._conn = h11.Connection(h11.SERVER)
-        self._headers: dict[str, str] | None = None  # the request's, once its head arrived
+        self._reader = RequestReader(self._conn)
+        self._headers: dict[str, str] | None = None  # the request's, once it arrived whole
+        #: the status the request was refused with (None: served)
+        self.refused: int | None = None
         self._ended = False
         self._out = bytearray()
         self._error: CodecError | None = None
 
     def receive_data(self, data: bytes) -> None:
-        """Feed the consumer's request. Bytes after the request head are ignored."""
+        """Feed the consumer's request. Bytes after the request are ignored."""
         if self._error is not None:
             raise self._error
-        if not data or self._headers is not None:
+        if not data or self.ready:
             return
-        self._conn.receive_data(data)
         try:
-            event = self._conn.next_event()
-        except h11.RemoteProtocolError as exc:
-            self._error = CodecError(ErrorCode.PROTOCOL_ERROR, f"HTTP request: {exc}")
-            raise self._error from None
-        if isinstance(event, h11.Request):
-            self._accept(event)
+            received = self._reader.feed(data)
+        except CodecError as err:
+            self._error = err
+            raise
+        if isinstance(received, Received):
+            refused = None if self._route is None else received.refusal(self._route)
+            if refused is None:
+                self._accept(received.headers)
+            else:
+                self._refuse(refused, received.headers)
+        elif isinstance(received, Refusal):
+            self._refuse(received, {})
 
     @property
     def ready(self) -> bool:
-        """True once the request head arrived (the response head is then queued)."""
+        """True once the request arrived whole (its answer is then queued)."""
         return self._headers is not None
 
     @property
@@ -277,14 +299,11 @@ class SseServer:
         """A header of the request (case-insensitive name; the first if repeated), else None."""
         return None if self._headers is None else self._headers.get(name.lower())
 
-    def _accept(self, request: h11.Request) -> None:
-        headers: dict[str, str] = {}
-        try:
-            for name, value in request.headers:
-                headers.setdefault(name.decode("ascii"), value.decode("utf-8"))
-        except UnicodeDecodeError:
-            self._error = CodecError(ErrorCode.PROTOCOL_ERROR, "request header is not UTF-8")
-            raise self._error from None
+    def _refuse(self, refused: Refusal, headers: dict[str, str]) -> None:
+        self._headers, self.refused, self._ended = headers, refused.status, True
+        self._out += refusal_bytes(self._conn, refused)
+
+    def _accept(self, headers: dict[str, str]) -> None:
         self._headers = headers
         if not self._chunked:
             self._out += _CLOSE_DELIMITED_HEAD

@@ -36,7 +36,17 @@ from codecs import IncrementalDecoder
 from typing import cast
 
 from wsproto.connection import Connection, ConnectionState, ConnectionType
-from wsproto.events import AcceptConnection, CloseConnection, Ping, Pong, Request
+from wsproto.events import (
+    AcceptConnection,
+    BytesMessage,
+    CloseConnection,
+    Ping,
+    Pong,
+    RejectConnection,
+    RejectData,
+    Request,
+    TextMessage,
+)
 from wsproto.frame_protocol import (
     LOCAL_ONLY_CLOSE_REASONS,
     CloseReason,
@@ -52,10 +62,10 @@ from wsproto.utilities import ProtocolError
 from reference_impl.errors import CodecError, ErrorCode, carrying
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing.options import FramingOptions
+from reference_impl.framing.request import refusal
 
 __all__ = ["WebSocketClient", "WebSocketServer", "client", "server"]
 
-_HOST = "127.0.0.1"
 # The handshake answer ends at its first blank line (the same rule as h11's reader).
 _END_OF_HEAD = re.compile(rb"\n\r?\n")
 _MAX_HEAD = 16 * 1024
@@ -71,7 +81,8 @@ class WebSocketClient:
     delimiter = "websocket-frame-fin"
 
     def __init__(self, options: FramingOptions, *, monitor: bool = False) -> None:
-        self._path = options.path
+        self._request = options.request
+        self._text = options.ws_text
         #: watch another client's connection: its handshake answer was made for that client's
         #: key, not ours, so only its status is checked (``monitor``)
         self._monitor = monitor
@@ -85,8 +96,22 @@ class WebSocketClient:
         self._error: CodecError | None = None
 
     def initiate(self) -> bytes:
-        """The HTTP/1.1 upgrade request for ``options.path``."""
-        return self._handshake.send(Request(host=_HOST, target=self._path))
+        """The HTTP/1.1 upgrade request for the link's request: its path, its headers (a
+        ``Sec-WebSocket-Protocol`` header as the subprotocols offered)."""
+        request = self._request
+        offered = request.header("sec-websocket-protocol") or ""
+        extra = [
+            (name.encode(), value.encode("utf-8"))
+            for name, value in request.headers
+            if name.lower() != "sec-websocket-protocol"
+        ]
+        upgrade = Request(
+            host=request.authority,
+            target=request.path,
+            subprotocols=[p.strip() for p in offered.split(",") if p.strip()],
+            extra_headers=extra,
+        )
+        return self._handshake.send(upgrade)
 
     def receive_data(self, data: bytes) -> list[Event]:
         """Feed received bytes; return the whole messages (and the close) they complete."""
@@ -149,12 +174,25 @@ class WebSocketClient:
             if isinstance(event, AcceptConnection):
                 self._writer = self._handshake.connection
                 self._frames = FrameDecoder(client=True)
+                self._send_body()
                 return rest
+            if isinstance(event, RejectConnection):
+                raise CodecError(ErrorCode.HTTP_STATUS, _refused(event.status_code, head, rest))
         raise CodecError(ErrorCode.PROTOCOL_ERROR, "the server refused the WebSocket upgrade")
+
+    def _send_body(self) -> None:
+        """The request's body, if any, as the first message (agents' WebSocket APIs take the
+        request after the upgrade)."""
+        body, writer = self._request.body, self._writer
+        if body and writer is not None:
+            first = TextMessage(body.decode("utf-8")) if self._text else BytesMessage(body)
+            self._out += writer.send(first)
 
     def _watch_head(self, head: bytes, rest: bytes) -> bytes:
         """A monitor's view of the handshake answer: a 101 switches to frames."""
         status = head.split(b"\r\n", 1)[0].split(b" ")
+        if len(status) >= 2 and status[1].isdigit() and not status[1].startswith(b"1"):
+            raise CodecError(ErrorCode.HTTP_STATUS, _refused(int(status[1]), head, rest))
         if len(status) < 2 or status[1] != b"101":
             raise CodecError(ErrorCode.PROTOCOL_ERROR, "the server refused the WebSocket upgrade")
         self._writer = Connection(ConnectionType.CLIENT)  # its pongs are not sent: not ours
@@ -326,6 +364,8 @@ class WebSocketServer:
         self._ws: Connection | None = None  # after the upgrade
         self._headers: dict[str, str] = {}
         self._out = bytearray()
+        self._route = options.route
+        self.refused: int | None = None
 
     def receive_data(self, data: bytes) -> None:
         """Feed the upgrade request, then the client's frames (pings, its close answer)."""
@@ -339,8 +379,8 @@ class WebSocketServer:
 
     @property
     def ready(self) -> bool:
-        """True once the upgrade is accepted."""
-        return self._ws is not None
+        """True once the upgrade is accepted (or refused)."""
+        return self._ws is not None or self.refused is not None
 
     @property
     def blocked(self) -> bool:
@@ -375,10 +415,25 @@ class WebSocketServer:
         return self._headers.get(name.lower())
 
     def _read_request(self, data: bytes) -> None:
+        if self.refused is not None:
+            return
         self._handshake.receive_data(data)
         for event in self._handshake.events():
             if isinstance(event, Request):
                 self._remember_headers(event)
+                refused = None
+                if self._route is not None:
+                    refused = refusal(self._route, "GET", event.target, None, b"")
+                if refused is not None:
+                    self.refused = refused.status
+                    reject = RejectConnection(
+                        status_code=refused.status,
+                        headers=[(b"content-type", b"application/json")],
+                        has_body=True,
+                    )
+                    self._out += self._handshake.send(reject)
+                    self._out += self._handshake.send(RejectData(refused.body))
+                    return
                 self._out += self._handshake.send(AcceptConnection())
                 self._ws = self._handshake.connection
 
@@ -409,6 +464,14 @@ class WebSocketServer:
         if self._ws is None or self._ws.state is not ConnectionState.OPEN:
             raise RuntimeError("the WebSocket is not open (no upgrade yet, or already closed)")
         return self._ws
+
+
+def _refused(status: int, head: bytes, rest: bytes) -> str:
+    """What a refused upgrade said: its status line, and the start of its body."""
+    line = head.split(b"\r\n", 1)[0].decode("latin-1")
+    reason = line.split(" ", 2)[2] if line.count(" ") >= 2 else ""
+    shown = rest[:200].decode("utf-8", "replace")
+    return f"the service answered {status} {reason}".strip() + (f": {shown!r}" if shown else "")
 
 
 def _frame_header(fin: bool, opcode: Opcode, length: int) -> bytes:

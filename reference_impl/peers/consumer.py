@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import errno
 import ssl
+from dataclasses import replace
 
 import trio
 
@@ -101,8 +102,10 @@ async def run_consumer(
     host: str, port: int, policy: ConsumerPolicy, tls: ssl.SSLContext | None = None
 ) -> ConsumerReport:
     """Consume one stream (reconnecting as the policy allows) and return the report; with
-    ``tls`` (a client context), over TLS."""
-    session = ConsumerSession(policy.config)
+    ``tls`` (a client context), over TLS. The link's request names ``host:port``."""
+    options = policy.config.framing_options
+    named = replace(options, request=options.request.filled(host, port))
+    session = ConsumerSession(replace(policy.config, framing_options=named))
     for attempt in range(policy.max_reconnects + 1):
         stream = await _open(host, port, policy.connect_timeout_s, tls)
         reset = isinstance(stream, ConnectionResetError)

@@ -48,6 +48,8 @@ class ConnectionLog:
     produced: int = 0  # messages the traversal has made
     max_held: int = 0  # peak messages produced but not yet written (I6)
     error: str = ""
+    #: the status the request was refused with (a route the link does not serve)
+    refused: int | None = None
 
 
 @dataclass(slots=True)
@@ -181,7 +183,10 @@ class Producer:
                         if not conn.codec.ready:
                             await conn.credit.wait()
                 await conn.flush()
-                await _send_stream(conn, self.config, self._start_index(conn.codec))
+                if conn.codec.refused is None:
+                    await _send_stream(conn, self.config, self._start_index(conn.codec))
+                else:  # a request its route does not serve: the refusal went out instead
+                    log.refused = conn.codec.refused
                 await conn.close_gracefully()
                 nursery.cancel_scope.cancel()
         except* Exception as group:

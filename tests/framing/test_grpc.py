@@ -16,6 +16,7 @@ from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions, grpc, make_client
 from reference_impl.framing.base import ClientCodec, ServerCodec
+from reference_impl.framing.request import Request
 from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
 
 NAME = "grpc"
@@ -75,7 +76,7 @@ def code_of(h2: H2Connection, eof: bool = True) -> ErrorCode:
 
 
 def test_codecs_satisfy_the_protocols_and_open_the_call() -> None:
-    options = FramingOptions(path="/tearline.Link/Stream")
+    options = FramingOptions(request=Request(path="/tearline.Link/Stream"))
     client: ClientCodec = grpc.client(options)
     server: ServerCodec = grpc.server(options)
     assert client.delimiter == "grpc-5-byte-prefix"
@@ -219,7 +220,6 @@ def test_trailers_without_a_valid_status(trailers: list[tuple[str, str]]) -> Non
 @pytest.mark.parametrize(
     "response",
     [
-        [(":status", "503"), ("content-type", "application/grpc")],
         [(":status", "200"), ("content-type", "text/html")],
         [(":status", "200")],
     ],
@@ -228,6 +228,12 @@ def test_a_response_that_is_not_grpc(response: list[tuple[str, str]]) -> None:
     h2 = raw_server(respond=False)
     h2.send_headers(1, response)
     assert code_of(h2, eof=False) == ErrorCode.PROTOCOL_ERROR
+
+
+def test_an_http_error_status_is_http_status() -> None:
+    h2 = raw_server(respond=False)
+    h2.send_headers(1, [(":status", "503"), ("content-type", "application/grpc")])
+    assert code_of(h2, eof=False) == ErrorCode.HTTP_STATUS
 
 
 @pytest.mark.parametrize("error", [ErrorCodes.NO_ERROR, ErrorCodes.CANCEL, 0x99])

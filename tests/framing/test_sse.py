@@ -10,6 +10,7 @@ from hypothesis import strategies as st
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions
+from reference_impl.framing.request import Request
 from reference_impl.framing.sse import SseClient, SseServer
 from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
 
@@ -54,7 +55,8 @@ def test_request_bytes() -> None:
     assert SseClient(FramingOptions()).initiate() == (
         b"GET /stream HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n\r\n"
     )
-    resumed = SseClient(FramingOptions(resume_id="\u00e97", path="/v1/events?x=1")).initiate()
+    options = FramingOptions(resume_id="\u00e97", request=Request(path="/v1/events?x=1"))
+    resumed = SseClient(options).initiate()
     assert resumed == (
         b"GET /v1/events?x=1 HTTP/1.1\r\nHost: 127.0.0.1\r\nAccept: text/event-stream\r\n"
         b"Last-Event-ID: \xc3\xa97\r\n\r\n"
@@ -329,9 +331,7 @@ def test_bytes_after_the_end_are_a_protocol_error() -> None:
 @pytest.mark.parametrize(
     "head",
     [
-        b"HTTP/1.1 404 Not Found\r\nContent-Type: text/event-stream\r\n\r\n",
         b"HTTP/1.1 204 No Content\r\nContent-Type: text/event-stream\r\n\r\n",
-        b"HTTP/1.1 301 Moved\r\nLocation: /x\r\nContent-Length: 0\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nContent-Type: text/event-streams\r\n\r\n",
         b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\n",
@@ -347,6 +347,37 @@ def test_handshake_errors(head: bytes) -> None:
     for pieces in ([head], bytewise(head)):
         err = decode_error("sse", pieces)
         assert err.code == ErrorCode.PROTOCOL_ERROR
+
+
+@pytest.mark.parametrize(
+    ("answer", "said"),
+    [
+        (
+            b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 26\r\n"
+            b'\r\n{"error":{"message":"no"}}',
+            "the service answered 404 Not Found: '{\"error\":{\"message\":\"no\"}}'",
+        ),
+        (
+            b"HTTP/1.1 404 Not Found\r\nContent-Type: text/event-stream\r\n\r\n",
+            "the service answered 404 Not Found (no body)",
+        ),
+        (
+            b"HTTP/1.1 301 Moved\r\nLocation: /x\r\nContent-Length: 0\r\n\r\n",
+            "the service answered 301 Moved (no body)",
+        ),
+        (
+            b"HTTP/1.1 500 Oops\r\nContent-Length: 300\r\n\r\n" + b"x" * 300,
+            "the service answered 500 Oops: '" + "x" * 200 + "'\u2026",
+        ),
+    ],
+)
+def test_an_error_answer_is_http_status_with_what_the_service_said(
+    answer: bytes, said: str
+) -> None:
+    """Whole, byte by byte: the status and the first 200 bytes of the body, however read."""
+    for pieces in ([answer], bytewise(answer)):
+        err = decode_error("sse", pieces)
+        assert (err.code, err.detail) == (ErrorCode.HTTP_STATUS, said)
 
 
 @pytest.mark.parametrize(

@@ -14,6 +14,7 @@ from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions, make_client, websocket
 from reference_impl.framing.base import ClientCodec, ServerCodec
+from reference_impl.framing.request import Request
 from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
 
 NAME = "websocket"
@@ -88,7 +89,7 @@ def ready_pair(options: FramingOptions | None = None) -> tuple[ClientCodec, Serv
 
 
 def test_codecs_satisfy_the_protocols_and_handshake() -> None:
-    options = FramingOptions(path="/v1/agent?x=1")
+    options = FramingOptions(request=Request(path="/v1/agent?x=1"))
     client: ClientCodec = websocket.client(options)
     server: ServerCodec = websocket.server(options)
     assert client.delimiter == "websocket-frame-fin"
@@ -389,7 +390,6 @@ def test_message_size_limit_checks_the_declared_length_first() -> None:
 @pytest.mark.parametrize(
     "answer",
     [
-        b"HTTP/1.1 403 Forbidden\r\ncontent-length: 0\r\n\r\n",
         HEAD.replace(b"s3pP", b"AAAA"),  # accept token for another key
         HEAD.replace(b"Upgrade: websocket\r\n", b""),
         b"hello\r\n\r\n",
@@ -398,6 +398,16 @@ def test_message_size_limit_checks_the_declared_length_first() -> None:
 )
 def test_refused_or_bad_handshake_is_a_protocol_error(answer: bytes) -> None:
     assert code_of([answer]) == ErrorCode.PROTOCOL_ERROR
+
+
+def test_a_refused_upgrade_is_http_status_with_what_the_service_said() -> None:
+    answer = b'HTTP/1.1 403 Forbidden\r\ncontent-length: 9\r\n\r\n{"no":1}\n'
+    client = websocket.WebSocketClient(FramingOptions())
+    client.initiate()
+    with pytest.raises(CodecError) as caught:
+        client.receive_data(answer)
+    said = "the service answered 403 Forbidden: '{\"no\":1}\\n'"
+    assert (caught.value.code, caught.value.detail) == (ErrorCode.HTTP_STATUS, said)
 
 
 def test_server_refuses_misuse_and_bad_client_frames() -> None:
