@@ -30,6 +30,7 @@ class ErrorKind(StrEnum):
     FIELD = "field"
     POSITION = "position"
     SETUP = "setup"
+    REFUSED = "refused"
     SELECTION = "selection"
     SCENARIO = "scenario"
 
@@ -79,6 +80,13 @@ class PositionError(HarnessError):
     """A position that does not exist in this stream."""
 
     code = ErrorKind.POSITION
+
+
+class RefusedError(HarnessError):
+    """What a service sent cannot be what was meant to be recorded or run: it answered the
+    request with an error status, or does not speak the declared framing."""
+
+    code = ErrorKind.REFUSED
 
 
 class SetupError(HarnessError):

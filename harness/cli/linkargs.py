@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import base64
+import json
 import ssl
 
 from reference_impl import defaults
@@ -88,6 +90,13 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
     body = group.add_mutually_exclusive_group()
     body.add_argument("-d", "--data", default=None, metavar="TEXT", help="the request body")
     body.add_argument("--data-file", default=None, metavar="FILE", help="the body, from a file")
+    body.add_argument(
+        "--request-file",
+        default=None,
+        metavar="FILE",
+        help="the whole request as tearline run hands it to a consumer program "
+        "({request_file}: JSON with method, path, headers, base64 body)",
+    )
     group.add_argument(
         "--json-body",
         nargs="?",
@@ -102,6 +111,8 @@ def add_request_arguments(parser: argparse.ArgumentParser) -> None:
 def request_from_args(args: argparse.Namespace, command: str) -> Request:
     """The request the options describe; ``SystemExit`` with one line for a body that cannot
     be read or is too large, or too many headers."""
+    if getattr(args, "request_file", None) is not None:
+        return _request_file(args.request_file, command)
     headers = [parse_header(line) for line in args.headers]
     body = b""
     if isinstance(args.json_body, str):
@@ -124,6 +135,22 @@ def request_from_args(args: argparse.Namespace, command: str) -> Request:
         raise SystemExit(f"tearline {command}: {len(headers)} headers; at most {limit}")
     path = args.path or defaults.REQUEST_PATH
     return Request(method=args.method, path=path, headers=tuple(headers), body=body)
+
+
+def _request_file(path: str, command: str) -> Request:
+    """The request of a ``{request_file}``; ``SystemExit`` with one line for one that cannot
+    be read."""
+    try:
+        with open(path, "rb") as file:
+            raw = json.loads(file.read(4 * defaults.MAX_REQUEST_BODY_BYTES))
+        headers = tuple((str(name), str(value)) for name, value in raw["headers"])
+        body = base64.b64decode(raw["body"], validate=True)
+        return Request(str(raw["method"]), str(raw["path"]), headers, body)
+    except OSError as err:
+        raise SystemExit(f"tearline {command}: --request-file {path}: {err.strerror}") from None
+    except (ValueError, KeyError, TypeError) as err:
+        message = f"--request-file {path}: not a request file ({type(err).__name__}: {err})"
+        raise SystemExit(f"tearline {command}: {message}") from None
 
 
 def _read_body(path: str, command: str) -> bytes:

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Sequence
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from functools import partial
 from importlib import metadata
 
@@ -27,6 +27,7 @@ from harness.cli.linkargs import (
     producer_tls,
 )
 from reference_impl.defaults import LOOPBACK
+from reference_impl.framing.request import Request, Route
 from reference_impl.link.consumer_config import ConsumerPolicy
 from reference_impl.peers.consumer import run_consumer
 from reference_impl.peers.producer import Producer, ProducerConfig
@@ -59,6 +60,9 @@ async def _demo(args: argparse.Namespace) -> int:
 
 async def _produce(args: argparse.Namespace) -> int:
     link = link_from_args(args)
+    if link.options.request != Request():  # the options describe an API: serve that only
+        served = Route.of(link.options.request, link.framing)
+        link = replace(link, options=replace(link.options, route=served))
     producer = Producer(ProducerConfig(link))
     tls = producer_tls(args)
     async with trio.open_nursery() as nursery:

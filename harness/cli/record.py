@@ -1,11 +1,15 @@
 """``tearline record``: one exchange with a producer, through the proxy, into a recording file.
 
-The consumer making the request is the reference one (the link given by ``--framing``, ``--payload``
-and ``--profile``), your program (``--consumer``, as ``tearline run`` starts it) or your Python
-function (``--consumer-function``, as ``tearline run`` calls it). The recording
-(docs/recording-format.md) can then be played back as a scenario's producer: ``link: {producer:
-{replay: FILE}}``. ``--pcap`` also writes the exchange as a capture. Exit 0 once the file is
-written; 2 with one line when there is nothing to record.
+The consumer making the request is the reference one (the link given by ``--framing``,
+``--payload`` and ``--profile``, the request by curl's options), your program (``--consumer``, as
+``tearline run`` starts it) or your Python function (``--consumer-function``, as ``tearline run``
+calls it). The recording (docs/recording-format.md) keeps the request and the payload settings,
+and can be played back as a scenario's producer: ``link: {producer: {replay: FILE}}``.
+``--pcap`` also writes the exchange as a capture.
+
+Exit 0 once the file is written; 1 when what the service sent is no stream of the link (an
+error status, another protocol, nothing at all; ``--allow-status`` records it anyway); 2 with
+one line when there is nothing to record or an option is wrong.
 """
 
 from __future__ import annotations
@@ -14,14 +18,16 @@ import argparse
 import os
 import shlex
 import sys
+from functools import partial
 from pathlib import Path
 
-from harness.cli.linkargs import PAYLOADS
+from harness.cli.linkargs import PAYLOADS, add_request_arguments
 from harness.cli.types import bounded_float, readable_file, upstream
 from harness.config.limits import MAX_DURATION_MS
 from reference_impl.framing import FRAMING_NAMES
 from reference_impl.payload import tokens
 
+EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
 DEFAULT_DEADLINE_MS = 30_000.0
 
@@ -79,7 +85,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         metavar="MS",
         help="stop recording after this long (default 30000); what passed until then is kept",
     )
+    parser.add_argument(
+        "--allow-status",
+        action="store_true",
+        help="record it even when the service answers with an error status or sends no stream "
+        "of the link (a recording of the failure, to replay it on purpose)",
+    )
     parser.add_argument("-o", "--output", required=True, metavar="FILE", help="the recording")
+    add_request_arguments(parser)
     parser.add_argument(
         "--pcap", default=None, metavar="FILE", help="also write the exchange as a pcap file"
     )
@@ -100,7 +113,8 @@ def _write(path: str, data: bytes) -> None:
 def record(args: argparse.Namespace) -> int:
     import trio  # noqa: PLC0415 - the proxy and the consumer only when recording
 
-    from harness.errors import FieldError, HarnessError  # noqa: PLC0415
+    from harness.cli.scenario import request_of_args  # noqa: PLC0415
+    from harness.errors import FieldError, HarnessError, RefusedError  # noqa: PLC0415
     from harness.record.format import dumps  # noqa: PLC0415
     from harness.running.recorder import record as record_exchange  # noqa: PLC0415
     from harness.scenario.model import (  # noqa: PLC0415
@@ -108,6 +122,7 @@ def record(args: argparse.Namespace) -> int:
         FramingConfig,
         Link,
         ProducerConfig,
+        RequestConfig,
         TokensConfig,
     )
     from reference_impl.framing import FramingName  # noqa: PLC0415
@@ -129,16 +144,25 @@ def record(args: argparse.Namespace) -> int:
         )
     except FieldError as err:  # --upstream-ca without https://, say
         return _fail(f"--{str(err.path[0]).replace('_', '-')}: {err.message}")
-    link = Link(
-        FramingName(args.framing),
-        PayloadName(args.payload),
-        tokens=TokensConfig(profile=args.profile) if args.payload == "tokens" else None,
-        framing_options=FramingConfig(sse_body=args.sse_body),
-        producer=producer,
-        consumer=ConsumerConfig(command=command, function=args.consumer_function),
-    )
     try:
-        recorded = trio.run(record_exchange, link, args.deadline_ms / 1000)
+        link = Link(
+            FramingName(args.framing),
+            PayloadName(args.payload),
+            tokens=TokensConfig(profile=args.profile) if args.payload == "tokens" else None,
+            framing_options=FramingConfig(sse_body=args.sse_body),
+            request=request_of_args(args) or RequestConfig(),
+            producer=producer,
+            consumer=ConsumerConfig(command=command, function=args.consumer_function),
+        )
+        deadline_s = args.deadline_ms / 1000
+        allow = args.allow_status
+        recorded = trio.run(partial(record_exchange, allow_refused=allow), link, deadline_s)
+    except RefusedError as err:
+        print(
+            f"tearline record: {err.text}; nothing written (--allow-status keeps it)",
+            file=sys.stderr,
+        )
+        return EXIT_REFUSED
     except HarnessError as err:
         return _fail(err.text)
     recording = recorded.recording

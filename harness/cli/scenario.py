@@ -13,11 +13,12 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from harness.cli.linkargs import add_request_arguments
 from harness.cli.types import bounded_float, bounded_int, readable_file, upstream
 from harness.config.issues import ScenarioError
 from harness.config.limits import MAX_DURATION_MS, MAX_SEED
 from harness.errors import FieldError
-from harness.scenario.model import TokensConfig
+from harness.scenario.model import RequestConfig, TokensConfig
 from harness.scenario.selection import SelectionError
 from reference_impl.payload import tokens
 
@@ -79,6 +80,7 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="results.json: per-write segments of failing cases only (default) or of all",
     )
     add_target_arguments(run)
+    add_request_arguments(run)
     validate = sub.add_parser("validate", help="check scenario files without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")
     listing = sub.add_parser("list", help="list the cases scenario files expand to")
@@ -258,7 +260,39 @@ def targeted_cases(args: argparse.Namespace) -> list[Case]:
             cases = [with_tls(case, tls, ca, insecure) for case in cases]
     except FieldError as err:  # a scenario's own TLS keys that the new upstream cannot take
         raise SelectionError(f"link.producer.{err.text}") from err
+    if (request := request_of_args(args)) is not None:
+        cases = [with_request(case, request) for case in cases]
     return cases
+
+
+def request_of_args(args: argparse.Namespace) -> RequestConfig | None:
+    """The request curl's options describe (``--method``, ``--path``, ``-H``, ``--data``,
+    ``--data-file``, ``--json-body``), for every case; None when none is given."""
+    given = [getattr(args, key, None) for key in ("method", "path", "data", "data_file")]
+    json_body = getattr(args, "json_body", None)
+    headers = list(getattr(args, "headers", None) or [])
+    if not any(v is not None for v in given) and not headers and json_body is None:
+        return None
+    body = json_body if isinstance(json_body, str) else args.data
+    if json_body is not None and not any(h.lower().startswith("content-type:") for h in headers):
+        headers.append("Content-Type: application/json")
+    try:
+        return RequestConfig(args.method, args.path, tuple(headers), body, args.data_file)
+    except FieldError as err:
+        raise SelectionError(f"request.{err.text}") from err
+
+
+def with_request(case: Case, request: RequestConfig) -> Case:
+    """The case sending ``request``; ``SelectionError`` naming the case when its framing
+    cannot take it (a POST on a WebSocket link)."""
+    link = case.scenario.link
+    try:
+        # the request's path is the one to ask for: the scenario's older key yields to it
+        options = replace(link.framing_options, path=request.path or link.request_path)
+        link = replace(link, framing_options=options, request=request)
+    except FieldError as err:
+        raise SelectionError(f"{case.case_id}: link.{err.text}") from err
+    return replace(case, scenario=replace(case.scenario, link=link))
 
 
 class ReportPreload:

@@ -10,6 +10,7 @@ stream; raising means the client surfaced a failure. tearline builds the report 
 
 from __future__ import annotations
 
+import base64
 from collections.abc import AsyncIterable, Awaitable, Callable, Iterable
 from dataclasses import asdict, dataclass, fields
 from typing import Any, Literal
@@ -50,6 +51,11 @@ class LinkInfo:
     url: str | None
     #: the request path (SSE, WebSocket) or gRPC method path the reference producer serves
     path: str = STREAM_PATH
+    #: the request to make, as agents make theirs (``link.request``; ``{host}`` and ``{port}``
+    #: filled in): its method, its headers as (name, value) pairs, its body
+    method: str = "GET"
+    headers: tuple[tuple[str, str], ...] = ()
+    body: bytes = b""
     #: a partial message older than this is stale (seed 000)
     incomplete_message_timeout_s: float = 1.0
     #: how long to wait at a message boundary for the next byte before calling the link dead
@@ -72,12 +78,21 @@ class LinkInfo:
     ca_file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """As JSON takes it: the body in base64, the headers as lists."""
+        raw = asdict(self)
+        raw["body"] = base64.b64encode(self.body).decode()
+        raw["headers"] = [list(pair) for pair in self.headers]
+        return raw
 
     @classmethod
     def from_dict(cls, raw: dict[str, Any]) -> LinkInfo:
         names = {f.name for f in fields(cls)}
-        return cls(**{key: value for key, value in raw.items() if key in names})
+        given = {key: value for key, value in raw.items() if key in names}
+        if "body" in given:
+            given["body"] = base64.b64decode(given["body"])
+        if "headers" in given:
+            given["headers"] = tuple((name, value) for name, value in given["headers"])
+        return cls(**given)
 
 
 def url_for(framing: str, host: str, port: int, path: str = STREAM_PATH) -> str | None:

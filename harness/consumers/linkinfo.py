@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from harness.consumers.api import LinkInfo, url_for
+from harness.link.reference import request_of
 from harness.scenario import Link, TokensConfig
 
 
@@ -11,14 +12,18 @@ def link_info(link: Link, host: str, port: int, deadline_s: float = 10.0) -> Lin
     contract (``docs/consumer-contract.md``), in seconds, plus the URL and producer mode."""
     consumer, options = link.consumer, link.framing_options
     tokens = link.payload_config if isinstance(link.payload_config, TokensConfig) else None
+    request = request_of(link).filled(host, port)
     return LinkInfo(
         host=host,
         port=port,
         framing=link.framing,
         payload=link.payload,
         profile=None if tokens is None else tokens.profile,
-        url=url_for(link.framing, host, port, options.path),
-        path=options.path,
+        url=url_for(link.framing, host, port, request.path),
+        path=request.path,
+        method=request.method_for(link.framing),
+        headers=request.headers,
+        body=request.body,
         incomplete_message_timeout_s=consumer.incomplete_message_timeout_ms / 1000,
         idle_timeout_s=consumer.idle_timeout_ms / 1000,
         deadline_s=deadline_s,

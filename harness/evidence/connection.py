@@ -46,6 +46,9 @@ class WireConnection:
     #: the producer's stream broke its framing before its first message (a foreign producer
     #: that does not speak the declared framing: an HTML error page where SSE was declared)
     setup_problem: str = ""
+    #: that problem is the service answering the request with an error status (404, 405):
+    #: it speaks the framing, and refused what the consumer asked for
+    refused: bool = False
 
 
 def needed_messages(wire: Sequence[WireConnection], last: int, *, resumes: bool) -> list[str]:

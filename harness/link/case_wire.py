@@ -27,7 +27,9 @@ from reference_impl.errors import ErrorCode
 from reference_impl.framing import FramingName
 
 #: the errors that mean a stream is not of the framing at all (rather than broken inside it)
-SETUP_ERRORS = frozenset({ErrorCode.PROTOCOL_ERROR, ErrorCode.MALFORMED_FRAME})
+SETUP_ERRORS = frozenset(
+    {ErrorCode.PROTOCOL_ERROR, ErrorCode.MALFORMED_FRAME, ErrorCode.HTTP_STATUS}
+)
 DIRECTIONS: tuple[Direction, ...] = ("downstream", "upstream")
 
 
@@ -145,7 +147,8 @@ class CaseWire:
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
             payload_changed=_payload_changes(source, delivered) if rewritten else (),
             payload_added=_payload_added(source, delivered) if added else (),
-            setup_problem=_setup_problem(source),
+            setup_problem=setup_problem(source),
+            refused=source.error is not None and source.error.code == ErrorCode.HTTP_STATUS,
         )
 
     def fullest(self) -> LiveStream | None:
@@ -203,13 +206,15 @@ def _changed_at(source: LiveStream, delivered: LiveStream) -> list[tuple[int, tu
     return pairs
 
 
-def _setup_problem(source: LiveStream) -> str:
+def setup_problem(source: LiveStream) -> str:
     """The framing error of a stream that never got to its first message, if that is one;
     led by what the stream is instead when its first bytes show another HTTP version (the
     codec's own words then describe bytes of a protocol it does not speak)."""
     error = source.error
     if error is None or source.digests or error.code not in SETUP_ERRORS:
         return ""
+    if error.code == ErrorCode.HTTP_STATUS:
+        return error.detail  # "the service answered 404 Not Found: '{...}'"
     problem = f"{error.code.value}: {error.detail}" if error.detail else error.code.value
     other = _other_http(source.traits.framing, source.opening)
     return f"{other} ({problem})" if other else problem

@@ -28,10 +28,13 @@ from typing import Any, Literal, NoReturn
 from harness.config.limits import MAX_DURATION_MS, MAX_STREAM_BYTES
 from harness.errors import KeyPath, PathPart, SetupError
 from reference_impl.framing import FRAMING_NAMES
+from reference_impl.framing.request import Request
 from reference_impl.payload import PAYLOAD_NAMES
 
 FORMAT = "tearline-recording"
-VERSION = 1
+VERSION = 2
+#: the versions this tearline reads (1 kept no request and no payload settings)
+READS = (1, 2)
 #: the largest file read: both sides at their limit, base64 (4/3) plus a line per read
 MAX_FILE_BYTES = 3 * MAX_STREAM_BYTES
 #: how many recordings stay parsed (a sweep replays one file in every case)
@@ -94,8 +97,16 @@ class Meta:
     created: str = ""
     #: the producer's address as given to ``tearline record --upstream``
     upstream: str = ""
-    #: the consumer program that made the request (None: the reference consumer)
+    #: the consumer program that made the request (None: the reference consumer, or a
+    #: function)
     consumer: tuple[str, ...] | None = None
+    #: the consumer function that made it (None: a program or the reference consumer)
+    consumer_function: str | None = None
+    #: the request the consumer made, before ``{host}`` and ``{port}`` were filled in, its
+    #: method resolved (None: a version 1 recording, which kept none)
+    request: Request | None = None
+    #: the token profile the stream was read as (None: no token stream, or version 1)
+    profile: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -154,7 +165,24 @@ def header(meta: Meta) -> dict[str, Any]:
         "created": meta.created,
         "upstream": meta.upstream,
         "consumer": None if meta.consumer is None else list(meta.consumer),
+        "consumer_function": meta.consumer_function,
+        "request": None if meta.request is None else _request(meta.request),
+        "profile": meta.profile,
     }
+
+
+def _request(request: Request) -> dict[str, Any]:
+    return {
+        "method": request.method,
+        "path": request.path,
+        "headers": [list(pair) for pair in request.headers],
+        "body": base64.b64encode(request.body).decode(),
+    }
+
+
+#: the header's keys in version 1 (no request, no payload settings)
+_V1_KEYS = frozenset({"format", "version", "framing", "payload", "tearline", "created"})
+_V1_KEYS |= {"upstream", "consumer"}
 
 
 def _record(event: Event) -> dict[str, Any]:
@@ -218,13 +246,13 @@ class _Reader:
                 f"not a {FORMAT} file (line 1 has no format {FORMAT!r})", Problem.NOT_A_RECORDING
             )
         version = obj.get("version")
-        if version != VERSION:
+        if isinstance(version, bool) or version not in READS:
             self.fail(
-                f"got {version!r}; this tearline reads version {VERSION}",
+                f"got {version!r}; this tearline reads versions {', '.join(map(str, READS))}",
                 Problem.VERSION,
                 "version",
             )
-        self.keys(obj, set(header(Meta("", ""))))
+        self.keys(obj, set(_V1_KEYS) if version == 1 else set(header(Meta("", ""))))
         for key in ("framing", "payload", "tearline", "created", "upstream"):
             if not isinstance(obj[key], str):
                 self.fail("expected a string", Problem.MALFORMED, key)
@@ -235,6 +263,10 @@ class _Reader:
             not isinstance(consumer, list) or not all(isinstance(a, str) for a in consumer)
         ):
             self.fail("expected null or a list of strings", Problem.MALFORMED, "consumer")
+        function, profile = obj.get("consumer_function"), obj.get("profile")
+        for key, value in (("consumer_function", function), ("profile", profile)):
+            if value is not None and not isinstance(value, str):
+                self.fail("expected null or a string", Problem.MALFORMED, key)
         return Meta(
             obj["framing"],
             obj["payload"],
@@ -242,7 +274,31 @@ class _Reader:
             obj["created"],
             obj["upstream"],
             None if consumer is None else tuple(consumer),
+            function,
+            self.request(obj.get("request")),
+            profile,
         )
+
+    def request(self, obj: Any) -> Request | None:
+        """The header's request (``method``, ``path``, ``headers``, base64 ``body``)."""
+        if obj is None:
+            return None
+        if not isinstance(obj, dict):
+            self.fail("expected null or an object", Problem.MALFORMED, "request")
+        self.keys(obj, {"method", "path", "headers", "body"})
+        method, path, headers = obj["method"], obj["path"], obj["headers"]
+        pairs_ok = isinstance(headers, list) and all(
+            isinstance(h, list) and len(h) == 2 and all(isinstance(x, str) for x in h)
+            for h in headers
+        )
+        if not (isinstance(method, str) and isinstance(path, str) and pairs_ok):
+            message = "method and path: strings; headers: [name, value] pairs"
+            self.fail(message, Problem.MALFORMED, "request")
+        try:
+            body = base64.b64decode(obj["body"], validate=True)
+        except (TypeError, ValueError):
+            self.fail("expected base64", Problem.MALFORMED, "request", "body")
+        return Request(method, path, tuple((n, v) for n, v in headers), body)
 
     def choice(self, value: str, allowed: tuple[str, ...], key: str) -> None:
         if value not in allowed:

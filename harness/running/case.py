@@ -108,8 +108,11 @@ def _no_verdict(consumed: Consumed, deadline_ms: float) -> str:
 
 
 def _setup_problems(connections: Sequence[WireConnection], framing: str) -> str:
-    """A producer that does not speak the link's framing is a setup error, not a consumer's."""
+    """A producer that does not speak the link's framing, or refuses the request, is a setup
+    error, not a consumer's."""
     for conn in connections:
+        if conn.refused:
+            return f"upstream refused the request (connection {conn.number}): {conn.setup_problem}"
         if conn.setup_problem:
             return (
                 f"upstream does not speak {framing} (connection {conn.number}): "

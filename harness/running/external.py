@@ -16,14 +16,18 @@ from (``TRUST_STORE_VARIABLES``), so most trust the proxy without a change of co
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import os
 import signal
 import subprocess
+import tempfile
 from dataclasses import dataclass, field
 
 import trio
 
+from harness.link.reference import request_of
 from harness.running.tls import ca_file
 from harness.scenario import Link, TokensConfig
 from reference_impl.report import MAX_REPORT_BYTES, ConsumerReport, ReportFormatError, from_json
@@ -36,12 +40,13 @@ TRUST_STORE_VARIABLES = ("SSL_CERT_FILE", "REQUESTS_CA_BUNDLE", "GRPC_DEFAULT_SS
 
 
 def contract_values(
-    link: Link, host: str, port: int, deadline_ms: float = 10000.0
+    link: Link, host: str, port: int, deadline_ms: float = 10000.0, request_file: str = ""
 ) -> dict[str, str]:
     """What the contract tells a consumer program: ``{name}`` placeholders and the
     ``TEARLINE_NAME`` environment variables (``docs/consumer-contract.md``)."""
     tokens = link.payload_config if isinstance(link.payload_config, TokensConfig) else None
     pause = link.consumer.pause_at_message
+    request = request_of(link)
     return {
         "host": host,
         "port": str(port),
@@ -56,7 +61,9 @@ def contract_values(
         "max_reconnects": str(link.consumer.max_reconnects),
         "max_message_bytes": str(link.framing_options.max_message_bytes),
         "sse_body": link.framing_options.sse_body,
-        "path": link.framing_options.path,
+        "path": link.request_path,
+        "method": request.method_for(link.framing),
+        "request_file": request_file,
         "producer_mode": link.producer.mode,
         "read_bytes": str(link.consumer.read_bytes),
         "pause_at_message": "" if pause is None else str(pause),
@@ -68,11 +75,25 @@ def contract_values(
     }
 
 
+def request_json(link: Link, host: str, port: int) -> str:
+    """The request a consumer program makes, whole (``{request_file}``): method, path,
+    headers as [name, value] pairs, the body in base64; ``{host}`` and ``{port}`` filled in."""
+    request = request_of(link).filled(host, port)
+    return json.dumps(
+        {
+            "method": request.method_for(link.framing),
+            "path": request.path,
+            "headers": [list(pair) for pair in request.headers],
+            "body": base64.b64encode(request.body).decode(),
+        }
+    )
+
+
 def command_for(
-    link: Link, host: str, port: int, deadline_ms: float = 10000.0
+    link: Link, host: str, port: int, deadline_ms: float = 10000.0, request_file: str = ""
 ) -> tuple[list[str], dict[str, str]]:
     """The consumer program's argv and environment for one case."""
-    values = contract_values(link, host, port, deadline_ms)
+    values = contract_values(link, host, port, deadline_ms, request_file)
     assert link.consumer.command is not None
     argv = [_substitute(arg, values) for arg in link.consumer.command]
     env = dict(os.environ)
@@ -158,11 +179,15 @@ async def run_external_consumer(
 ) -> tuple[ConsumerReport | None, str]:
     """Run the user's consumer; (report, '') or (None, why there is none). What it printed
     is in ``output`` even when the case deadline cancels this."""
-    argv, env = command_for(link, host, port, deadline_ms)
-    try:
-        await _run_program(argv, env, output)
-    except OSError as err:
-        return None, f"cannot start consumer {argv[0]!r}: {err.strerror}"
+    with tempfile.TemporaryDirectory(prefix="tearline-") as folder:
+        request_file = os.path.join(folder, "request.json")
+        with open(request_file, "w", encoding="utf-8") as file:
+            file.write(request_json(link, host, port))
+        argv, env = command_for(link, host, port, deadline_ms, request_file)
+        try:
+            await _run_program(argv, env, output)
+        except OSError as err:
+            return None, f"cannot start consumer {argv[0]!r}: {err.strerror}"
     code, stderr = output.returncode, output.stderr_tail()
     lines = [line for line in output.stdout.text().splitlines() if line.strip()]
     if not lines:

@@ -9,21 +9,29 @@ it holds what was on the wire, not what a codec would have made.
 
 Time zero is when the proxy's connection to the producer opened (its legs start then): the
 producer cannot have sent anything earlier.
+
+A recording is only worth keeping if it holds the stream the link was meant to get: what the
+producer sent is decoded as a case's proxy decodes it, and an answer with an error status, or
+bytes of another protocol, is refused (``RefusedError``, naming the status and the start of the
+body) unless ``allow_refused`` keeps it anyway. The header keeps the request the consumer made
+and the payload settings it read the stream with, so a replay needs neither restated.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from importlib import metadata
 
 import trio
 
 from harness.config.limits import MAX_STREAM_BYTES
-from harness.errors import PositionError, SetupError
+from harness.errors import PositionError, RefusedError, SetupError
 from harness.faults.items import Direction
 from harness.faults.position import Position
-from harness.link.reference import reference_link
+from harness.link.case_wire import setup_problem
+from harness.link.live import LinkTraits, LiveStream
+from harness.link.reference import reference_link, request_of
 from harness.record.format import End, Event, Meta, Read, Recording, Side
 from harness.running.assembly import Wiring, run_link
 from harness.scenario.model import Link
@@ -119,15 +127,17 @@ def tearline_version() -> str:
         return "unknown"
 
 
-async def record(link: Link, deadline_s: float) -> Recorded:
+async def record(link: Link, deadline_s: float, *, allow_refused: bool = False) -> Recorded:
     """Record one exchange with the producer at ``link.producer.upstream`` (TLS to it when
     that is ``https://``; the consumer's side is plain TCP), made by the link's consumer of
     any kind; SetupError when there is nothing to record (the producer unreachable, the
-    consumer never connected)."""
+    consumer never connected), RefusedError when what it sent is no stream of the link
+    (unless ``allow_refused``)."""
     assert link.producer.upstream is not None
     tap = _Tap()
     created = datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-    ran = await run_link(link, reference_link(link), Wiring(locators=tap.leg), deadline_s * 1000)
+    derived = reference_link(link)
+    ran = await run_link(link, derived, Wiring(locators=tap.leg), deadline_s * 1000)
     report, problem = ran.consumed.report, ran.consumed.problem
     if ran.timed_out:
         problem = f"no verdict within {deadline_s * 1000:g} ms: recorded what passed until then"
@@ -137,12 +147,38 @@ async def record(link: Link, deadline_s: float) -> Recorded:
         raise SetupError(f"the consumer never connected ({problem or 'no reason given'})")
     if tap.too_big:
         raise SetupError(f"a side sent over {tap.limit >> 20} MiB, more than a recording holds")
-    meta = Meta(
+    recording = Recording(_meta(link, created), tuple(tap.events))
+    refused = stream_problem(recording, derived.traits)
+    if not recording.sent("producer"):
+        refused = f"the service sent nothing ({problem or 'the consumer ended'})"
+    if refused and not allow_refused:
+        raise RefusedError(refused)
+    return Recorded(recording, report, problem, tap.ignored)
+
+
+def _meta(link: Link, created: str) -> Meta:
+    request = request_of(link)
+    return Meta(
         framing=link.framing,
         payload=link.payload,
         tearline=tearline_version(),
         created=created,
-        upstream=link.producer.upstream,
+        upstream=link.producer.upstream or "",
         consumer=link.consumer.command,
+        consumer_function=link.consumer.function,
+        request=replace(request, method=request.method_for(link.framing)),
+        profile=None if link.tokens is None else link.tokens.profile,
     )
-    return Recorded(Recording(meta, tuple(tap.events)), report, problem, tap.ignored)
+
+
+def stream_problem(recording: Recording, traits: LinkTraits) -> str:
+    """Why the producer's side of ``recording`` is no stream of a link with ``traits`` (it
+    answered with an error status, or speaks another protocol), decoded as a case's proxy
+    decodes it; '' when it is one (a stream cut short is one: that is worth replaying)."""
+    source = LiveStream(traits)
+    for event in recording.events:
+        if isinstance(event, Read) and event.side == "producer":
+            source.observe(event.data)
+        elif isinstance(event, End) and event.side == "producer":
+            source.observe_end(event.how)
+    return setup_problem(source)

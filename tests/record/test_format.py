@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import os
 from pathlib import Path
@@ -26,6 +27,7 @@ from harness.record.format import (
     parse,
     read_recording,
 )
+from reference_impl.framing.request import Request
 from tests.record.samples import META, sample, write
 from tests.wire import examples
 
@@ -205,3 +207,49 @@ def test_any_cut_of_any_recording_is_refused_as_truncated(
     with pytest.raises(RecordingError) as caught:
         parse(whole[:cut])
     assert caught.value.problem is Problem.TRUNCATED
+
+
+def test_a_version_1_recording_still_reads_with_no_request() -> None:
+    """The files of the first version (no request, no payload settings) are read as they are:
+    the documentation's own sample is one."""
+    recording = read_recording(str(Path(__file__).parents[2] / "docs/recordings/sse-tokens.tlrec"))
+    meta = recording.meta
+    assert (meta.framing, meta.payload, meta.consumer) == ("sse", "tokens", None)
+    assert (meta.request, meta.profile, meta.consumer_function) == (None, None, None)
+
+
+def test_the_request_and_the_payload_settings_round_trip() -> None:
+    request = Request(
+        "POST", "/v1/chat/completions", (("Content-Type", "application/json"),), b'{"a":1}'
+    )
+    meta = dataclasses.replace(META, request=request, profile="openai", consumer_function="m:f")
+    assert parse(dumps(sample(meta=meta)), "r.tlrec").meta == meta
+    assert _lines(sample(meta=meta))[0]["request"] == {
+        "method": "POST",
+        "path": "/v1/chat/completions",
+        "headers": [["Content-Type", "application/json"]],
+        "body": base64.b64encode(b'{"a":1}').decode(),
+    }
+
+
+@pytest.mark.parametrize(
+    ("request_obj", "key"),
+    [
+        ("GET", ("request",)),
+        ({"method": "GET", "path": "/", "headers": [["a"]], "body": ""}, ("request",)),
+        ({"method": "GET", "path": "/", "headers": [], "body": "%%%"}, ("request", "body")),
+        ({"method": "GET", "path": "/", "headers": []}, ()),
+    ],
+)
+def test_a_malformed_request_is_refused_at_its_key(
+    request_obj: object, key: tuple[str, ...]
+) -> None:
+    lines = _lines(sample())
+    lines[0]["request"] = request_obj
+    with pytest.raises(RecordingError) as caught:
+        parse(_joined(lines), "r.tlrec")
+    assert (caught.value.problem, caught.value.line, caught.value.path) == (
+        Problem.MALFORMED,
+        1,
+        key,
+    )

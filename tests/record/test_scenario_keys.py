@@ -51,7 +51,7 @@ def test_replay_and_upstream_together_are_refused(tmp_path: Path) -> None:
     [
         b"",  # empty
         dumps(sample())[:-20],  # cut short
-        dumps(sample()).replace(b'"version": 1', b'"version": 2', 1),  # another version
+        dumps(sample()).replace(b'"version": 2', b'"version": 3', 1),  # another version
         b"not a recording\n",
     ],
 )

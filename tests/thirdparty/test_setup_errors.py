@@ -54,7 +54,8 @@ async def test_an_html_error_page_where_sse_was_declared(
     result = await run_against(error_pages, secure, "[]", "{complete: true}")
     assert (result.outcome, result.diagnosis) == (
         Outcome.ERROR,
-        "upstream does not speak sse (connection 1): PROTOCOL_ERROR: status 502, not 200",
+        "upstream refused the request (connection 1): the service answered 502 Bad Gateway: "
+        "'<html><body><h1>502 Bad Gateway</h1></body></html>'",
     )
     one_error_line(result.diagnosis, result.duration_s)
 
@@ -97,14 +98,13 @@ async def test_an_http2_answer_where_sse_was_declared(services: dict[str, Servic
 async def test_a_refused_websocket_upgrade_where_websocket_was_declared(
     services: dict[str, Service],
 ) -> None:
-    """The SSE app has no WebSocket route: uvicorn refuses the upgrade (403)."""
+    """The SSE app has no WebSocket route: uvicorn refuses the upgrade (403, no body)."""
     result = await run_against(
         declared_as("websocket", services["sse"]), False, "[]", "{complete: true}"
     )
     assert (result.outcome, result.diagnosis) == (
         Outcome.ERROR,
-        "upstream does not speak websocket (connection 1): PROTOCOL_ERROR: the server refused "
-        "the WebSocket upgrade",
+        "upstream refused the request (connection 1): the service answered 403 Forbidden",
     )
     one_error_line(result.diagnosis, result.duration_s)
 
@@ -137,7 +137,16 @@ def test_an_http2_settings_frame_on_an_sse_link_is_named_as_such() -> None:
     )
 
 
-def test_a_broken_answer_of_the_declared_version_keeps_the_codecs_words() -> None:
+def test_an_error_status_is_named_with_what_the_service_said() -> None:
     assert setup_problem("sse", b"HTTP/1.1 502 Bad Gateway\r\n\r\n") == (
-        "PROTOCOL_ERROR: status 502, not 200"
+        "the service answered 502 Bad Gateway (no body)"
+    )
+    assert setup_problem("sse", b"HTTP/1.1 404 Nope\r\nContent-Length: 2\r\n\r\n{}") == (
+        "the service answered 404 Nope: '{}'"
+    )
+
+
+def test_a_broken_answer_of_the_declared_version_keeps_the_codecs_words() -> None:
+    assert setup_problem("sse", b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n") == (
+        "PROTOCOL_ERROR: content type [b'text/plain']"
     )
