@@ -14,6 +14,7 @@ import os
 import stat
 from collections.abc import Iterable
 from pathlib import Path, PurePath
+from typing import get_args
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
@@ -22,9 +23,19 @@ from harness.config.nodes import Pairs, describe, line_of, mapping_pairs, parse,
 from harness.config.validate import INVALID, Validator, line_inside
 from harness.faults.config import Fault
 from harness.faults.registry import FaultRegistry, rules_for
-from harness.record.format import recording_problem
-from harness.scenario.model import FaultList, Origin, Scenario, SweepAxis
+from harness.record.format import read_recording, recording_problem
+from harness.scenario.model import (
+    FaultList,
+    Method,
+    Origin,
+    RequestConfig,
+    Scenario,
+    SweepAxis,
+    TokensConfig,
+)
 from harness.scenario.sweep import read_sweep
+from reference_impl.framing.request import Request
+from reference_impl.payload.tokens import PROFILES
 
 StrPath = str | os.PathLike[str]
 
@@ -295,7 +306,7 @@ def _scenario(node: MappingNode, pairs: Pairs, validator: Validator) -> Scenario
         return None
     origin = Origin(validator.issues.file, line)
     built: Scenario = dataclasses.replace(scenario, sweep=axes, origin=origin)
-    return built
+    return _as_recorded(built)
 
 
 def _replayable(scenario: Scenario, pairs: Pairs, issues: Issues, line: int) -> bool:
@@ -309,6 +320,35 @@ def _replayable(scenario: Scenario, pairs: Pairs, issues: Issues, line: int) -> 
         keys: list[str | int] = ["link", "producer", "replay"]
         issues.add(line_inside(pairs, keys, line), tuple(keys), problem)
     return problem is None
+
+
+def _as_recorded(scenario: Scenario) -> Scenario:
+    """A replayed link takes from the recording what the scenario leaves unsaid: the request
+    the consumer made, and the token profile the stream was read as (a recording of version
+    1 kept neither)."""
+    link = scenario.link
+    if link.producer.replay is None:
+        return scenario
+    meta = read_recording(link.producer.replay).meta  # readable: ``_replayable`` said so
+    if link.request == RequestConfig() and meta.request is not None:
+        link = dataclasses.replace(link, request=recorded_request(meta.request))
+    if link.payload == "tokens" and link.tokens is None and meta.profile is not None:
+        profile = meta.profile if meta.profile in PROFILES else None
+        if profile is not None:
+            link = dataclasses.replace(link, tokens=TokensConfig(profile=profile))  # type: ignore[arg-type]
+    return dataclasses.replace(scenario, link=link)
+
+
+def recorded_request(request: Request) -> RequestConfig:
+    """A recording's request as a scenario's ``link.request`` (a body that is no UTF-8 text
+    cannot be written there: the request is then kept without it)."""
+    try:
+        body = request.body.decode() if request.body else None
+    except UnicodeDecodeError:
+        body = None
+    headers = tuple(f"{name}: {value}" for name, value in request.headers)
+    method = request.method if request.method in get_args(Method) else None
+    return RequestConfig(method, request.path, headers, body)  # type: ignore[arg-type]
 
 
 def _colliding_case_ids(scenarios: list[Scenario]) -> list[SchemaIssue]:
