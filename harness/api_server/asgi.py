@@ -2,6 +2,8 @@
 
 Starlette reads the request and writes the answer ``ControlApi`` gives; one route takes every
 path, because Toxiproxy's router answers unknown paths and methods its own way (``routes.py``).
+The body is read as it arrives, up to where its first JSON value ends or its bound is passed
+(``harness/control/bodies.py``); the rest is read and dropped after the answer is known.
 Hypercorn adds the ``Date`` header and frames a body without a length as chunked, as Go does
 for bodies over 2048 bytes. Hypercorn's log goes to one line per event: no traceback ever
 reaches the console (a handler that fails answers 500 and the server goes on).
@@ -22,9 +24,11 @@ from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
+from starlette.types import Receive
 
 from harness.control.addresses import join_host_port
 from harness.control.api import ApiRequest, ControlApi
+from harness.control.bodies import MAX_BODY_BYTES, FirstValue
 
 #: Go's http.Server: read 15 s, write 30 s, idle 60 s
 KEEP_ALIVE_S = 60.0
@@ -32,14 +36,21 @@ KEEP_ALIVE_S = 60.0
 METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS", "TRACE", "CONNECT"]
 
 
-def app_for(api: ControlApi) -> Starlette:
+def app_for(api: ControlApi, max_body: int = MAX_BODY_BYTES) -> Starlette:
     async def endpoint(request: Request) -> Response:
         raw = request.scope.get("raw_path") or request.scope["path"].encode()
         path = unquote(raw.decode("latin-1"))
         query = request.scope.get("query_string", b"").decode("latin-1")
-        body = await request.body()
+        body = FirstValue(max_body)
+        pieces = _pieces(request.receive)
+        async for piece in pieces:
+            if body.feed(piece):
+                break
         agent = request.headers.get("user-agent", "")
-        wire = await api.handle(ApiRequest(request.method, path, body, agent, query))
+        asked = ApiRequest(request.method, path, body.body, agent, query, body.too_large)
+        wire = await api.handle(asked)
+        async for _ in pieces:
+            pass  # the rest, dropped: the client gets its answer once it has sent it all
         headers = dict(wire.headers)
         if wire.chunked:
             return StreamingResponse(_once(wire.body), wire.status, headers)
@@ -48,19 +59,32 @@ def app_for(api: ControlApi) -> Starlette:
     return Starlette(routes=[Route("/{path:path}", endpoint, methods=METHODS)])
 
 
+async def _pieces(receive: Receive) -> AsyncIterator[bytes]:
+    """The request body as it arrives (Starlette's ``stream`` cannot be left and taken up
+    again)."""
+    while True:
+        message = await receive()
+        if message["type"] != "http.request":
+            return  # the client went away
+        yield message.get("body", b"")
+        if not message.get("more_body", False):
+            return
+
+
 async def _once(body: bytes) -> AsyncIterator[bytes]:
     yield body
 
 
 class _OneLine(logging.Formatter):
-    """``message: ExceptionType: text`` on one line, no traceback."""
+    """``api: message: ExceptionType: text`` on one line, no traceback (the writer adds the
+    program's prefix)."""
 
     def format(self, record: logging.LogRecord) -> str:
         text = record.getMessage()
         if record.exc_info and record.exc_info[1] is not None:
             err = record.exc_info[1]
             text = f"{text}: {type(err).__name__}: {err}"
-        return f"[tearline proxy] api: {text}"
+        return f"api: {text}"
 
 
 def _error_log(write: Callable[[str], None]) -> logging.Logger:
@@ -85,6 +109,7 @@ async def serve_api(
     shutdown: Callable[[], Awaitable[None]],
     *,
     log: Callable[[str], None] = lambda note: None,
+    max_body: int = MAX_BODY_BYTES,
     task_status: trio.TaskStatus[list[str]] = trio.TASK_STATUS_IGNORED,
 ) -> None:
     """Serve ``api`` on ``host:port`` until ``shutdown`` returns; started: the addresses bound
@@ -97,7 +122,7 @@ async def serve_api(
     config.include_server_header = False
     config.keep_alive_timeout = KEEP_ALIVE_S
     config.graceful_timeout = 1.0
-    app = cast(ASGIFramework, app_for(api))
+    app = cast(ASGIFramework, app_for(api, max_body))
     await serve(app, config, shutdown_trigger=shutdown, task_status=task_status)
 
 

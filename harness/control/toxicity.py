@@ -6,6 +6,9 @@ changes. ``Sometimes`` draws once, from the stage's own generator (seeded by the
 the connection's number, the direction and the toxic's name: ``harness/proxy/server.py``), and
 keeps the draw for the connection's life: a connection hit at toxicity 0.3 is still hit at 0.6,
 and an update that leaves the toxicity alone changes nobody's luck. ``--seed`` replays it.
+
+``Aimed`` is tearline's addition: a toxic on one connection only (the Nth), on one client's
+connections only, or from a position of its stream on (the first ``match`` of a text).
 """
 
 from __future__ import annotations
@@ -14,7 +17,8 @@ from dataclasses import dataclass
 
 from harness.faults.config import Fault
 from harness.faults.items import Direction, Item
-from harness.faults.stage import BaseStage, Stage, StageContext
+from harness.faults.position import Position
+from harness.faults.stage import BaseStage, PositionedStage, Stage, StageContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,3 +79,107 @@ class SometimesStage(BaseStage):
         if self.inner is None:
             return True
         return isinstance(self.inner, BaseStage) and self.inner.retune(fault.fault)
+
+
+# -- tearline's aims: one client, the Nth connection, from a position on ----------------------
+@dataclass(frozen=True, slots=True)
+class ClientTarget:
+    """The client a toxic is aimed at: an address, and a port or any port."""
+
+    host: str
+    port: int | None = None
+
+    def matches(self, client: tuple[str, int]) -> bool:
+        return client[0] == self.host and (self.port is None or client[1] == self.port)
+
+    def shown(self) -> str:
+        if self.port is None:
+            return self.host
+        return f"[{self.host}]:{self.port}" if ":" in self.host else f"{self.host}:{self.port}"
+
+
+@dataclass(frozen=True, slots=True)
+class Aimed:
+    """A toxic's fault (its toxicity applied) on fewer connections or from later on:
+    ``connection`` N (the Nth connection since the proxy was enabled; 0: every one), a
+    ``client`` (the proxy's plan leaves the others out), and ``start``: the toxic does
+    nothing on a connection until its stream reaches this position (a ``match``: the first
+    occurrence of a text), and acts on everything from there on."""
+
+    fault: Fault
+    connection: int = 0
+    client: ClientTarget | None = None
+    start: Position | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.fault.kind
+
+    @property
+    def direction(self) -> Direction:
+        return self.fault.direction
+
+    def stage(self, ctx: StageContext) -> Stage:
+        return AimedStage(self, ctx)
+
+
+def aimed_at(fault: object) -> ClientTarget | None:
+    """The client ``fault`` is aimed at, if it is aimed at one."""
+    return fault.client if isinstance(fault, Aimed) else None
+
+
+class AimedStage(PositionedStage):
+    """Everything passes until the stream reaches ``start`` (the chunk that straddles it is
+    cut there); from there on, the toxic's own stage has the stream. Without a ``start`` the
+    toxic's stage has it from the first byte."""
+
+    def __init__(self, aimed: Aimed, ctx: StageContext) -> None:
+        super().__init__(aimed.start or _FIRST_BYTE, ctx)
+        self.aimed = aimed
+        self.inner: Stage | None = None
+        if aimed.start is None:
+            self.fired = True
+            self.inner = aimed.fault.stage(ctx)
+
+    def fire(self, offset: int, now: float) -> list[Item]:
+        assert self.aimed.start is not None
+        self.ctx.recorder.fault("from", offset, self.aimed.start.describe(), now)
+        self.inner = self.aimed.fault.stage(self.ctx)
+        return []
+
+    def after(self, item: Item, now: float) -> list[Item]:
+        return [item] if self.inner is None else self.inner.pipe(item, now)
+
+    def poll(self, now: float) -> list[Item]:
+        if self.inner is not None:
+            return self.inner.poll(now)
+        return super().poll(now)
+
+    @property
+    def wake_at(self) -> float | None:
+        if self.inner is not None:
+            return self.inner.wake_at
+        return super().wake_at
+
+    @property
+    def accepting(self) -> bool:
+        return True if self.inner is None else self.inner.accepting
+
+    def release(self, now: float) -> list[Item]:
+        if self.inner is not None:
+            return self.inner.release(now)
+        return super().release(now)
+
+    def retune(self, fault: object) -> bool:
+        """The same aims with new settings: a toxic not yet reached takes them as they are;
+        one that acts already keeps its stage if that stage takes them."""
+        if not isinstance(fault, Aimed) or fault.start != self.aimed.start:
+            return False
+        inner = self.inner
+        if inner is not None and not (isinstance(inner, BaseStage) and inner.retune(fault.fault)):
+            return False
+        self.aimed = fault
+        return True
+
+
+_FIRST_BYTE = Position(offset=0)

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -39,6 +41,10 @@ class FakeRunner:
 
     def apply(self, record: ProxyRecord) -> None:
         self.applied.append([name for name, _ in record.faults()])
+
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        yield  # one task here: nothing runs between a request's steps
 
 
 @pytest.fixture
