@@ -12,6 +12,7 @@ reaches the console (a handler that fails answers 500 and the server goes on).
 from __future__ import annotations
 
 import logging
+import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import cast
 from urllib.parse import unquote
@@ -121,6 +122,7 @@ async def serve_api(
     config.errorlog = _error_log(log)
     config.include_server_header = False
     config.keep_alive_timeout = KEEP_ALIVE_S
+    config.keep_alive_max_requests = sys.maxsize  # Go's server never closes a busy connection
     config.graceful_timeout = 1.0
     app = cast(ASGIFramework, app_for(api, max_body))
     await serve(app, config, shutdown_trigger=shutdown, task_status=task_status)
