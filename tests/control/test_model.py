@@ -29,7 +29,7 @@ from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, rule, run_state_machine_as_test
 
-from tests.control.apimodel import Model, Op, Proxy, learn, random_op, step
+from tests.control.apimodel import Model, Proxy, learn, random_op, step
 from tests.control.served import (
     LOOPBACK,
     Client,
@@ -58,9 +58,13 @@ class World:
 
 @pytest.fixture(scope="module")
 def world() -> Iterator[World]:
-    with served() as api, echo_server() as first, echo_server() as second:
-        with clients(api, CLIENTS) as pool:
-            yield World(api, pool, (f"{LOOPBACK}:{first}", f"{LOOPBACK}:{second}"))
+    with (
+        served() as api,
+        echo_server() as first,
+        echo_server() as second,
+        clients(api, CLIENTS) as pool,
+    ):
+        yield World(api, pool, (f"{LOOPBACK}:{first}", f"{LOOPBACK}:{second}"))
 
 
 class _Kept:
@@ -100,7 +104,8 @@ class ApiMachine(RuleBasedStateMachine):
         ops = [random_op(rng, self.model, self.world.upstreams) for _ in range(count)]
         ops = [op for op in ops if op.path != "/reset"] or ops[:1]
         pool = self.world.pool
-        answers = at_once([partial(c.call, o.method, o.path, o.body) for c, o in zip(pool, ops)])
+        calls = [partial(c.call, o.method, o.path, o.body) for c, o in zip(pool, ops, strict=False)]
+        answers = at_once(calls)
         listing = self.client.call("GET", "/proxies")[1]
         reasons = []
         for order in itertools.permutations(range(len(ops))):
@@ -131,7 +136,7 @@ class ApiMachine(RuleBasedStateMachine):
             proxy = enabled.get(name)
             if proxy is None or proxy.starts != kept.starts:
                 self._ended(name, kept)
-        for name, proxy in enabled.items():
+        for proxy in enabled.values():
             self._carries_its_toxics(proxy)
         for client in self.world.pool:  # (each keeps its connection: none idles out)
             assert client.call("GET", "/version")[0] == 200
