@@ -57,7 +57,7 @@ def api(runner: FakeRunner) -> ControlApi:
     return ControlApi(runner)
 
 
-async def call(api: ControlApi, method: str, path: str, body: Any = None, **kw: str) -> Wire:
+async def call(api: ControlApi, method: str, path: str, body: Any = None, **kw: Any) -> Wire:
     raw = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
     return await api.handle(ApiRequest(method, path, raw, **kw))
 
