@@ -9,12 +9,15 @@ rounds are fixed in number and every call has a bound, so the test cannot hang o
 from __future__ import annotations
 
 import random
+import socket
+import time
 from collections import Counter
 from functools import partial
 from typing import Any
 
 from tests.control.served import (
     LOOPBACK,
+    TIMEOUT_S,
     Client,
     Probe,
     Served,
@@ -136,3 +139,18 @@ def test_fifty_clients_churning_shared_names_leave_exactly_what_the_api_lists() 
             _settled(api, pool[0])
         assert api.descriptors() == baseline
         assert api.problems() == []
+
+
+def test_connections_that_leave_before_asking_anything_hold_nothing() -> None:
+    """Readiness probes connect and close without a request (Testcontainers polls the port
+    so): each such connection is closed once the server reads its end, not a keep-alive
+    timeout later. The server notices an end when it reads it, so the check waits for the
+    state it expects, within a bound far below that timeout (60 s)."""
+    with served() as api:
+        baseline = api.descriptors()
+        for _ in range(CLIENTS):
+            socket.create_connection((LOOPBACK, api.port), TIMEOUT_S).close()
+        deadline = time.monotonic() + 10
+        while api.descriptors() != baseline and time.monotonic() < deadline:
+            time.sleep(0.01)
+        assert api.descriptors() == baseline
