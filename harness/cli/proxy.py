@@ -228,8 +228,8 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
 
 async def _serve_api(args: argparse.Namespace, stop: trio.Event) -> str:
     """The control API and its proxies, until ``stop``; '' or why it could not start."""
-    from harness.api_server.asgi import bound_port, serve_api  # noqa: PLC0415
     from harness.api_server.runtime import ProxyRuntime  # noqa: PLC0415
+    from harness.api_server.server import bound_port, serve_api  # noqa: PLC0415
     from harness.control.api import ApiRequest, ControlApi  # noqa: PLC0415
     from harness.control.bodies import MAX_BODY_BYTES  # noqa: PLC0415
 

@@ -442,7 +442,13 @@ _ESCAPES |= {"<": "\\u003c", ">": "\\u003e", "&": "\\u0026"}
 _ESCAPES |= {"\u2028": "\\u2028", "\u2029": "\\u2029"}
 
 
+#: a string Go writes as it is, between quotes (nothing to escape: the usual case)
+_PLAIN_STRING = re.compile(r'[^"\\\x00-\x1f<>&\u2028\u2029\ud800-\udfff]*')
+
+
 def encode_string(text: str) -> str:
+    if _PLAIN_STRING.fullmatch(text):
+        return f'"{text}"'
     out = ['"']
     for char in text:
         escaped = _ESCAPES.get(char)
