@@ -194,14 +194,15 @@ async def _refuse(stream: trio.SocketStream, connection: h11.Connection, status:
     """A malformed request: Go's plain 400 (or h11's status for it), then the close."""
     if connection.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
         return
-    body = f"{status} {http.HTTPStatus(status).phrase}".encode()
+    reason = http.HTTPStatus(status).phrase
+    body = f"{status} {reason}".encode()
     headers = [
         ("Content-Type", "text/plain; charset=utf-8"),
         ("Connection", "close"),
         ("Content-Length", str(len(body))),
     ]
     try:
-        response = h11.Response(status_code=status, headers=headers)
+        response = h11.Response(status_code=status, headers=headers, reason=reason.encode())
         data = connection.send(response) or b""
         data += (connection.send(h11.Data(data=body)) or b"") + (
             connection.send(h11.EndOfMessage()) or b""
