@@ -12,8 +12,8 @@ every connection of it is closed (its sockets, the upstream sockets, the copy th
 duplicates), so its port is free and nothing of it forwards when the API answers, as in
 Toxiproxy.
 
-``serve_api`` serves the ASGI app (``asgi.py``) with Hypercorn's trio worker until the
-shutdown trigger fires; ``--seed`` seeds every proxy: a proxy's seed is derived from it, the
+``serve_api`` (``server.py``) serves the API over HTTP until the shutdown trigger fires;
+``--seed`` seeds every proxy: a proxy's seed is derived from it, the
 proxy's name and how many times the proxy was started.
 """
 

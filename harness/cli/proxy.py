@@ -251,7 +251,7 @@ async def _serve_api(args: argparse.Namespace, stop: trio.Event) -> str:
         try:
             serving = partial(serve_api, log=_log, max_body=args.max_body or MAX_BODY_BYTES)
             binds = await nursery.start(serving, api, host, port, stop.wait)
-        except (OSError, ExceptionGroup) as err:  # Hypercorn binds inside a nursery of its own
+        except (OSError, ExceptionGroup) as err:  # (a bind error, alone or in a group)
             cause = _os_error(err)
             if cause is None:
                 raise
