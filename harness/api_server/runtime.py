@@ -19,6 +19,7 @@ proxy's name and how many times the proxy was started.
 
 from __future__ import annotations
 
+import errno
 import hashlib
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
@@ -40,6 +41,10 @@ from harness.proxy.sockio import dial
 
 #: where a proxy whose listen has no host listens (only with --allow-remote)
 ANY_IPV4 = "0.0.0.0"
+#: accept errors that mean "no descriptor or memory now", and the wait before the next try
+#: (trio's ``serve_listeners``)
+ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
+ACCEPT_RETRY_S = 0.1
 
 
 def proxy_seed(seed: int, name: str, starts: int) -> int:
@@ -105,7 +110,10 @@ class ProxyRuntime:
         handshakes, which were half of what creating a proxy cost.)"""
         try:
             with running.scope:
-                await trio.serve_listeners(running.proxy.handle, listeners)
+                async with trio.open_nursery() as connections:
+                    for listener in listeners[1:]:
+                        connections.start_soon(_accept, listener, running.proxy, connections)
+                    await _accept(listeners[0], running.proxy, connections)
         finally:
             for listener in listeners:  # (stopped before it ran: closed here)
                 await trio.aclose_forcefully(listener)
@@ -153,6 +161,28 @@ class ProxyRuntime:
                 log(f"{name}: {text}")
 
         return note
+
+
+async def _accept(listener: trio.SocketListener, proxy: Proxy, connections: trio.Nursery) -> None:
+    """``trio.serve_listeners`` for one listener, in the proxy's own task (a task and a
+    nursery fewer per proxy): each connection handled in ``connections``; out of descriptors,
+    it waits and tries again, as trio's does."""
+    while True:
+        try:
+            stream = await listener.accept()
+        except OSError as err:
+            if err.errno not in ACCEPT_CAPACITY_ERRNOS:
+                raise
+            await trio.sleep(ACCEPT_RETRY_S)
+            continue
+        connections.start_soon(_connection, proxy, stream)
+
+
+async def _connection(proxy: Proxy, stream: trio.SocketStream) -> None:
+    try:
+        await proxy.handle(stream)
+    finally:
+        await trio.aclose_forcefully(stream)
 
 
 class AimedPlan(FaultPlan):
