@@ -220,10 +220,12 @@ class Probe:
         self.sock.close()
 
 
-def refused(port: int) -> bool:
-    """Whether a connection to ``port`` on the loopback is refused."""
+def refused(port: int, api: Served) -> bool:
+    """Whether the server refuses a connection to ``port`` on the loopback: refused, or taken
+    by some other process of this shared machine meanwhile (the port is free again, and the
+    server does not listen on it)."""
     try:
         socket.create_connection((LOOPBACK, port), TIMEOUT_S).close()
     except ConnectionRefusedError:
         return True
-    return False
+    return port not in api.listening()

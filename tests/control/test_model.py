@@ -148,7 +148,7 @@ class ApiMachine(RuleBasedStateMachine):
         assert kept.probe.ended(), f"a connection through stopped proxy {name} still open"
         kept.probe.close()
         if kept.probe.port not in self.world.api.listening():
-            assert refused(kept.probe.port)
+            assert refused(kept.probe.port, self.world.api)
 
     def _carries_its_toxics(self, proxy: Proxy) -> None:
         """One ping through the kept connection: echoed, and every latency toxic of the proxy

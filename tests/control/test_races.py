@@ -72,7 +72,7 @@ def test_fifty_clients_create_one_name_once_and_delete_it_once() -> None:
             assert api.listening() == set()
             assert probe.ended()
             probe.close()
-            assert refused(port)
+            assert refused(port, api)
         assert pool[0].call("GET", "/proxies") == (200, {})
         assert api.descriptors() == baseline
         assert api.problems() == []
@@ -135,7 +135,7 @@ def test_fifty_clients_churning_shared_names_leave_exactly_what_the_api_lists() 
             assert all(probe.ended() for probe in probes)
             for probe in probes:
                 probe.close()
-                assert refused(probe.port)
+                assert refused(probe.port, api)
             _settled(api, pool[0])
         assert api.descriptors() == baseline
         assert api.problems() == []
