@@ -161,7 +161,7 @@ class ApiMachine(RuleBasedStateMachine):
         assert kept.probe.ping() == b"ping"
         status, events = self.client.call("GET", f"/proxies/{proxy.name}/events")
         assert status == 200
-        mine = [e for e in events if e["client"] == kept.probe.client]
+        mine = [e for e in events if e["client"] == kept.probe.client and e["closed"] is None]
         assert len(mine) == 1, (kept.probe.client, events)
         records = mine[0]["faults"][kept.seen :]
         kept.seen += len(records)
