@@ -11,6 +11,19 @@ interleaved rounds, and the table gives medians and tearline / Toxiproxy ratios:
   stages instead of its copy loop.
 - ``latency 50 ms``: a 100-byte ping-pong through a ``latency`` toxic of 50 ms (median round
   trip, and how far it is from 50 ms).
+- ``create`` and ``delete N proxies``: ``--proxies`` proxies created one after another over
+  one keep-alive connection (``listen 127.0.0.1:0``), then deleted (what a test suite's setup
+  and teardown pay).
+- ``body of M MiB``: a proxy created with a ``--body-mib`` MiB body (a long string member
+  Toxiproxy ignores) and one of 4 MiB: the time to the answer. tearline answers the first 413
+  (over its bound, 8 MiB) and creates the second; Toxiproxy reads and decodes both.
+- ``after removal``: on one connection with a 10 ms ``latency`` toxic, the toxic is removed and
+  the next round trip timed (the median of ``--trips`` removals), next to the same
+  connection's pass-through round trip before the toxic.
+
+With ``--load N``, N processes spinning on the CPUs (20 is ten times this machine's cores) run
+while the latency rows are measured again: how late each of 1, 10, 50 and 100 ms comes, and
+the round trip after a removal, on a loaded machine.
 
 The real server is ``../shared/anchors/toxiproxy/toxiproxy-server`` (``--toxiproxy PATH``);
 without it only tearline's column is printed.
@@ -170,6 +183,65 @@ def round_trip_s(port: int, trips: int) -> float:
     return statistics.median(times)
 
 
+def create_delete_s(api: Api, count: int, upstream: int) -> tuple[float, float]:
+    """The time to create ``count`` proxies one after another, and to delete them."""
+    body = {"listen": f"{LOOPBACK}:0", "upstream": f"{LOOPBACK}:{upstream}"}
+    started = time.perf_counter()
+    for n in range(count):
+        status, raw = api.call("POST", "/proxies", {**body, "name": f"many{n}"})
+        assert status == 201, raw
+    created = time.perf_counter()
+    for n in range(count):
+        assert api.call("DELETE", f"/proxies/many{n}")[0] == 204
+    return created - started, time.perf_counter() - created
+
+
+def body_s(api: Api, mib: int, upstream: int) -> tuple[float, int]:
+    """The time to the answer to a create whose body is ``mib`` MiB, and its status."""
+    body = {"name": "big", "listen": f"{LOOPBACK}:0", "upstream": f"{LOOPBACK}:{upstream}"}
+    raw = json.dumps({**body, "padding": "x" * (mib * MIB)}).encode()
+    started = time.perf_counter()
+    api.connection.request("POST", "/proxies", body=raw)
+    response = response_of(api)
+    took = time.perf_counter() - started
+    if response < 300:
+        api.call("DELETE", "/proxies/big")
+    return took, response
+
+
+def response_of(api: Api) -> int:
+    response = api.connection.getresponse()
+    response.read()
+    if response.will_close:
+        api.connection.close()
+    return response.status
+
+
+def after_removal_s(api: Api, name: str, port: int, trips: int) -> tuple[float, float]:
+    """On one connection: the pass-through round trip, and the first one after a 10 ms
+    latency toxic was removed (medians over ``trips`` removals)."""
+    plain, after = [], []
+    toxic = {"name": "gone", "type": "latency", "attributes": {"latency": 10}}
+    with socket.create_connection((LOOPBACK, port)) as sock:
+        sock.setsockopt(socket.IPPROTO_TCP, socket.TCP_NODELAY, 1)
+        for _ in range(trips):
+            plain.append(ping(sock))
+            api.call("POST", f"/proxies/{name}/toxics", toxic)
+            ping(sock)
+            api.call("DELETE", f"/proxies/{name}/toxics/gone")
+            after.append(ping(sock))
+    return statistics.median(plain), statistics.median(after)
+
+
+def ping(sock: socket.socket) -> float:
+    started = time.perf_counter()
+    sock.sendall(bytes(100))
+    got = 0
+    while got < 100:
+        got += len(sock.recv(100 - got))
+    return time.perf_counter() - started
+
+
 def proxy(api: Api, name: str, upstream: int) -> int:
     body = {"name": name, "listen": f"{LOOPBACK}:0", "upstream": f"{LOOPBACK}:{upstream}"}
     status, raw = api.call("POST", "/proxies", body)
@@ -198,7 +270,43 @@ def measure(kind: str, toxiproxy: Path, args: argparse.Namespace) -> dict[str, f
         results["latency 50 ms: round trip (ms)"] = round_trip_s(late, args.trips) * 1000
         bandwidth = throughput(paced, BANDWIDTH_BYTES) * MIB / 1000
         results[f"bandwidth {BANDWIDTH_KB} KB/s: got (KB/s)"] = bandwidth
+        made, gone = create_delete_s(api, args.proxies, echoes)
+        results[f"create {args.proxies} proxies (s)"] = made
+        results[f"delete {args.proxies} proxies (s)"] = gone
+        for mib in (args.body_mib, 4):
+            took, status = body_s(api, mib, echoes)
+            results[f"body of {mib} MiB: answer (ms)"] = took * 1000
+            results[f"body of {mib} MiB: status"] = status
+        removal = proxy(api, "removal", echoes)
+        before, after = after_removal_s(api, "removal", removal, args.trips)
+        results["pass-through round trip (ms)"] = before * 1000
+        results["round trip after removal (ms)"] = after * 1000
+        if args.load:
+            results.update(loaded(api, echoes, args))
         return results
+
+
+def loaded(api: Api, echoes: int, args: argparse.Namespace) -> dict[str, float]:
+    """The latency rows again while ``args.load`` processes spin on the CPUs."""
+    results: dict[str, float] = {}
+    spin = [sys.executable, "-c", "while True: pass"]
+    spinners = [subprocess.Popen(spin) for _ in range(args.load)]
+    try:
+        for delay in (1, 10, 50, 100):
+            port = proxy(api, f"load{delay}", echoes)
+            late = {"type": "latency", "attributes": {"latency": delay}}
+            api.call("POST", f"/proxies/load{delay}/toxics", late)
+            got = round_trip_s(port, args.trips) * 1000
+            results[f"loaded: latency {delay} ms, late by (ms)"] = got - delay
+        port = proxy(api, "loaded_removal", echoes)
+        before, after = after_removal_s(api, "loaded_removal", port, args.trips)
+        results["loaded: pass-through round trip (ms)"] = before * 1000
+        results["loaded: round trip after removal (ms)"] = after * 1000
+    finally:
+        for spinner in spinners:
+            spinner.kill()
+            spinner.wait()
+    return results
 
 
 def main() -> int:
@@ -207,6 +315,9 @@ def main() -> int:
     parser.add_argument("--rounds", type=int, default=3)
     parser.add_argument("--calls", type=int, default=200)
     parser.add_argument("--trips", type=int, default=20)
+    parser.add_argument("--proxies", type=int, default=2000)
+    parser.add_argument("--body-mib", type=int, default=50)
+    parser.add_argument("--load", type=int, default=0, metavar="N")
     parser.add_argument("--toxiproxy", type=Path, default=TOXIPROXY)
     args = parser.parse_args()
     kinds = ["tearline"] + (["toxiproxy"] if args.toxiproxy.exists() else [])

@@ -109,6 +109,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         help="closed connections whose events are kept per proxy (default 100)",
     )
     proxy.add_argument(
+        "--max-body",
+        type=int,
+        default=None,
+        metavar="BYTES",
+        help="with --api: the largest request body read (default 8 MiB; a longer one is "
+        "answered 413)",
+    )
+    proxy.add_argument(
         "--max-connections",
         type=int,
         default=0,
@@ -209,14 +217,16 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
 
 async def _serve_api(args: argparse.Namespace, stop: trio.Event) -> str:
     """The control API and its proxies, until ``stop``; '' or why it could not start."""
-    from harness.api_server.asgi import bound_port, serve_api  # noqa: PLC0415
     from harness.api_server.runtime import ProxyRuntime  # noqa: PLC0415
+    from harness.api_server.server import bound_port, serve_api  # noqa: PLC0415
     from harness.control.api import ApiRequest, ControlApi  # noqa: PLC0415
+    from harness.control.bodies import MAX_BODY_BYTES  # noqa: PLC0415
 
     host, port = args.api
     async with trio.open_nursery() as nursery:
         runtime = ProxyRuntime(nursery, seed=args.seed, log=_log)
-        api = ControlApi(runtime, allow_remote=args.allow_remote, window=args.keep_connections)
+        window = args.keep_connections
+        api = ControlApi(runtime, allow_remote=args.allow_remote, window=window, log=_log)
         if args.config:
             try:
                 with open(args.config, "rb") as file:
@@ -228,8 +238,9 @@ async def _serve_api(args: argparse.Namespace, stop: trio.Event) -> str:
                 await runtime.stop_all()
                 return f"{args.config}: {wire.body.decode(errors='replace')}"
         try:
-            binds = await nursery.start(partial(serve_api, log=_log), api, host, port, stop.wait)
-        except (OSError, ExceptionGroup) as err:  # Hypercorn binds inside a nursery of its own
+            serving = partial(serve_api, log=_log, max_body=args.max_body or MAX_BODY_BYTES)
+            binds = await nursery.start(serving, api, host, port, stop.wait)
+        except (OSError, ExceptionGroup) as err:  # (a bind error, alone or in a group)
             cause = _os_error(err)
             if cause is None:
                 raise

@@ -1,15 +1,20 @@
 """The control API: Toxiproxy's endpoints over the records of ``model.py``, plus tearline's.
 
 ``ControlApi.handle(request)`` routes one request (``routes.py``), runs its handler and says
-what to answer; it never raises for a bad request. Starting and stopping proxies is the only
-I/O, and it goes through a ``Runner`` (``runtime.py`` runs real listeners; tests use a fake),
-so everything here is tested without sockets. Handlers follow Toxiproxy's order of checks and
-its status codes (``docs/proxy-api.md`` lists where tearline answers differently, and why).
+what to answer; it never raises, and every error it answers is Toxiproxy's JSON body (a bug
+too: a 500 with its text). Starting and stopping proxies is the only I/O, and it goes through
+a ``Runner`` (``runtime.py`` runs real listeners; tests use a fake), so everything here is
+tested without sockets. Every handler runs inside ``Runner.exclusive()``: one request at a
+time reads and changes the table of proxies, from its first check to its answer, so a name is
+created once, a proxy deleted twice at once is deleted once (the other answers 404), and no
+listener outlives its entry. Handlers follow Toxiproxy's order of checks and its status codes
+(``docs/proxy-api.md`` lists where tearline answers differently, and why).
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -40,6 +45,8 @@ from harness.control.routes import render as render_reply
 #: compare it: the Ruby client uses PATCH from 2.6.0 on), then tearline's own
 VERSION = "2.12.0-tearline.0.1.0"
 BROWSER_PREFIX = "Mozilla/"
+#: the answer to a body over the server's bound (Go's ``http.MaxBytesReader`` text)
+BODY_TOO_LARGE = "bad request body: http: request body too large"
 
 
 class Runner(Protocol):
@@ -58,6 +65,11 @@ class Runner(Protocol):
         """``record``'s toxics changed: open and new connections follow."""
         ...
 
+    def exclusive(self) -> AbstractAsyncContextManager[None]:
+        """Held around each request: one at a time, and a request that holds it runs to its
+        end even if its client goes away (nothing it started is left half done)."""
+        ...
+
 
 @dataclass(frozen=True, slots=True)
 class ApiRequest:
@@ -66,13 +78,21 @@ class ApiRequest:
     body: bytes = b""
     user_agent: str = ""
     query: str = ""
+    #: the body was longer than the server's bound (only its start is in ``body``)
+    too_large: bool = False
 
 
 class ControlApi:
     def __init__(
-        self, runner: Runner, *, allow_remote: bool = False, window: int = DEFAULT_WINDOW
+        self,
+        runner: Runner,
+        *,
+        allow_remote: bool = False,
+        window: int = DEFAULT_WINDOW,
+        log: Callable[[str], None] = lambda note: None,
     ) -> None:
         self.runner = runner
+        self.log = log
         self.allow_remote = allow_remote
         self.window = window
         self.proxies: dict[str, ProxyRecord] = {}
@@ -108,13 +128,20 @@ class ControlApi:
         if request.user_agent.startswith(BROWSER_PREFIX):
             refused = Reply(403, "text", text="User agent not allowed\n")
             return render_reply(refused, request_id)
+        if request.too_large:
+            return render_reply(error(413, BODY_TOO_LARGE), request_id)
         return render_reply(await self.answer(found, request), request_id)
 
     async def answer(self, found: Matched, request: ApiRequest) -> Reply:
-        try:
-            return await self._handlers[found.handler](request, found.params)
-        except ApiError as err:
-            return error(err.status, err.text)
+        async with self.runner.exclusive():
+            try:
+                return await self._handlers[found.handler](request, found.params)
+            except ApiError as err:
+                return error(err.status, err.text)
+            except Exception as err:  # a bug: Toxiproxy's 500 with its text, and the server goes on
+                text = f"{type(err).__name__}: {err}"
+                self.log(f"{request.method} {request.path}: internal error: {text}")
+                return error(500, text)
 
     # -- helpers ----------------------------------------------------------------------------
     def _proxy(self, params: dict[str, str]) -> ProxyRecord:
@@ -260,7 +287,10 @@ class ControlApi:
         existing = self.proxies.get(record.name)
         if existing is not None:
             if not self._differs(existing, record.listen, record.upstream):
-                return existing  # untouched: its toxics and enabled state stay
+                if record.toxics_given:  # tearline: an entry that lists toxics sets them
+                    existing.toxics = record.toxics
+                    self.runner.apply(existing)
+                return existing  # untouched otherwise: its toxics and enabled state stay
             await self._stop(existing)
         if record.enabled:
             record.enabled = False

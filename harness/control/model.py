@@ -11,7 +11,9 @@
 Where Toxiproxy is careless tearline is not, with the same status codes and error bodies:
 attribute values out of range are refused (400, with the attribute's key path), a failed
 update changes nothing (Toxiproxy applies part of it), and a proxy's framing (a tearline
-extension) lets toxics use frame positions.
+extension) lets toxics use frame positions. tearline's other extensions: a proxy's body may
+carry its ``toxics`` (created with it, in one request), and a toxic may be aimed at one
+connection, one client or a position of its stream (``aims.py``).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import json
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from harness.control.aims import NO_AIMS, Aims, member, read_aims
 from harness.control.gojson import (
     BOOL,
     F32,
@@ -122,6 +125,8 @@ class ToxicRecord:
     attributes: dict[str, Any]
     #: what the proxy runs (None: ``noop``)
     fault: Fault | None
+    #: tearline's: which connection, client or position on (``aims.py``)
+    aims: Aims = NO_AIMS
 
     @property
     def direction(self) -> Direction:
@@ -134,6 +139,7 @@ class ToxicRecord:
             "type": self.type,
             "stream": self.stream,
             "toxicity": F32(self.toxicity),
+            **self.aims.shown(),
         }
 
 
@@ -148,6 +154,8 @@ class ProxyRecord:
     payload: str = ""
     #: tearline: how many times the proxy was started (seeds differ between runs)
     starts: int = 0
+    #: a populate entry listed its toxics (a proxy it keeps then takes them)
+    toxics_given: bool = False
 
     def ordered_toxics(self) -> list[ToxicRecord]:
         """Upstream toxics first, then downstream ones, each in the order they were added."""
@@ -199,8 +207,13 @@ def check_framing(framing: str, payload: str = "") -> None:
 
 
 def read_proxy(body: bytes) -> ProxyRecord:
-    """A ``POST /proxies`` body, checked in Toxiproxy's order (decode, name, upstream)."""
-    given = _decode(body, PROXY)
+    """A ``POST /proxies`` body, checked in Toxiproxy's order (decode, name, upstream), then
+    tearline's ``toxics``: the proxy's toxics, created with it (any error: nothing is)."""
+    try:
+        value = parse(body)
+    except GoJsonError as err:
+        raise bad_body(err) from None
+    given = _unmarshal(value, PROXY)
     record = ProxyRecord(
         name=given.get("name", ""),
         listen=given.get("listen", ""),
@@ -214,7 +227,29 @@ def read_proxy(body: bytes) -> ProxyRecord:
     if not record.upstream:
         raise ApiError("missing required field: upstream")
     check_framing(record.framing, record.payload)
+    add_toxics(record, member(value, "toxics"))
     return record
+
+
+def add_toxics(record: ProxyRecord, toxics: Value | None) -> None:
+    """A proxy body's ``toxics`` (a list of toxic bodies) onto ``record``; ``ApiError`` with
+    the toxic's index in its key path (``toxics[1].attributes.rate: ...``)."""
+    if toxics is None:
+        return
+    if not isinstance(toxics, list):
+        raise ApiError("must be a list of toxics", path=("toxics",))
+    for index, item in enumerate(toxics):
+        try:
+            record.toxics.append(toxic_from(record, item))
+        except ApiError as err:
+            raise err.within("toxics", index) from None
+
+
+def _unmarshal(value: Value, struct: Struct) -> dict[str, Any]:
+    try:
+        return unmarshal(value, struct)
+    except GoJsonError as err:
+        raise bad_body(err) from None
 
 
 def read_update(body: bytes, current: ProxyRecord) -> ProxyRecord:
@@ -234,7 +269,8 @@ def read_update(body: bytes, current: ProxyRecord) -> ProxyRecord:
 
 
 def read_populate(body: bytes) -> list[ProxyRecord]:
-    """A ``POST /populate`` body: every entry checked before anything is done."""
+    """A ``POST /populate`` body: every entry checked before anything is done. An entry's
+    ``toxics`` (tearline's) are its toxics; ``toxics_given`` says an entry had the key."""
     try:
         value = parse(body)
     except GoJsonError as err:
@@ -248,6 +284,7 @@ def read_populate(body: bytes) -> list[ProxyRecord]:
             f"[]{POPULATE_ITEM.name}"
         )
     records: list[ProxyRecord] = []
+    toxics: list[Value | None] = []
     first_error: ApiError | None = None
     for item in value:
         try:
@@ -272,14 +309,20 @@ def read_populate(body: bytes) -> list[ProxyRecord]:
                 payload=given.get("payload", ""),
             )
         )
+        toxics.append(member(item, "toxics"))
     if first_error is not None:
         raise first_error
-    for number, record in enumerate(records, 1):
+    for number, (record, listed) in enumerate(zip(records, toxics, strict=True), 1):
         if not record.name:
             raise ApiError(f"missing required field: name at proxy {number}")
         if not record.upstream:
             raise ApiError(f"missing required field: upstream at proxy {number}")
         check_framing(record.framing, record.payload)
+        try:
+            add_toxics(record, listed)
+        except ApiError as err:
+            raise ApiError(f"{err.text} at proxy {number}", err.status) from None
+        record.toxics_given = listed is not None
     return records
 
 
@@ -333,13 +376,18 @@ def _toxic_fault(
 
 
 def new_toxic(proxy: ProxyRecord, body: bytes) -> ToxicRecord:
-    """A ``POST /proxies/{name}/toxics`` body, checked in Toxiproxy's order: decode, stream,
-    name, type, duplicate name, attributes (then tearline's ranges)."""
+    """A ``POST /proxies/{name}/toxics`` body (``toxic_from``)."""
     try:
         value = parse(body)
-        given = unmarshal(value, _wrapper(NOOP))
     except GoJsonError as err:
         raise bad_body(err) from None
+    return toxic_from(proxy, value)
+
+
+def toxic_from(proxy: ProxyRecord, value: Value) -> ToxicRecord:
+    """A toxic body, checked in Toxiproxy's order: decode, stream, name, type, duplicate name,
+    attributes (then tearline's ranges and aims)."""
+    given = _unmarshal(value, _wrapper(NOOP))
     stream = given.get("stream", "downstream")
     if stream.lower() not in ("upstream", "downstream"):
         raise ApiError("stream was invalid, can be either upstream or downstream")
@@ -352,15 +400,17 @@ def new_toxic(proxy: ProxyRecord, body: bytes) -> ToxicRecord:
     attributes = default_attributes(toxic_type)
     if toxic_type in TOXIPROXY_TYPES:
         typed = _wrapper(TOXIPROXY_TYPES[toxic_type].go_struct)
-        try:
-            attributes.update(unmarshal(value, typed).get("attributes", {}))
-        except GoJsonError as err:
-            raise bad_body(err) from None
+        attributes.update(_unmarshal(value, typed).get("attributes", {}))
     toxicity = given.get("toxicity", 1.0)
     direction: Direction = "upstream" if stream.lower() == "upstream" else "downstream"
     raw = _raw_attributes(value)
     shown, fault = _toxic_fault(proxy, toxic_type, raw, attributes, direction, toxicity)
-    return ToxicRecord(name, toxic_type, stream, toxicity, shown, fault)
+    try:
+        aims = read_aims(value, proxy.framing if direction == "downstream" else "")
+    except FieldError as err:
+        raise ApiError(err.message, path=err.path) from None
+    wrapped = None if fault is None else aims.wrap(fault)
+    return ToxicRecord(name, toxic_type, stream, toxicity, shown, wrapped, aims)
 
 
 def updated_toxic(proxy: ProxyRecord, toxic: ToxicRecord, body: bytes) -> ToxicRecord:
@@ -389,7 +439,8 @@ def updated_toxic(proxy: ProxyRecord, toxic: ToxicRecord, body: bytes) -> ToxicR
         attributes = {}
     direction = toxic.direction
     shown, fault = _toxic_fault(proxy, toxic.type, raw, attributes, direction, toxicity)
-    return replace(toxic, toxicity=toxicity, attributes=shown, fault=fault)
+    wrapped = None if fault is None else toxic.aims.wrap(fault)
+    return replace(toxic, toxicity=toxicity, attributes=shown, fault=wrapped)
 
 
 def _as_obj(data: dict[str, Any]) -> Obj:

@@ -10,6 +10,7 @@ with a Content-Length, longer ones chunked.
 
 from __future__ import annotations
 
+import base64
 import os
 import threading
 import time
@@ -198,7 +199,6 @@ def error(status: int, message: str) -> Reply:
 
 
 # -- X-Toxiproxy-Request-Id ---------------------------------------------------------------------
-_XID_DIGITS = "0123456789abcdefghijklmnopqrstuv"
 
 
 @dataclass
@@ -222,12 +222,8 @@ class RequestIds:
             + (self.pid & 0xFFFF).to_bytes(2, "big")
             + count.to_bytes(3, "big")
         )
-        number = int.from_bytes(raw, "big") << 4  # 96 bits, padded to 100 = 20 digits
-        digits = []
-        for _ in range(20):
-            digits.append(_XID_DIGITS[number & 31])
-            number >>= 5
-        return "".join(reversed(digits))
+        # base32hex from the first bit, the last digit padded with zeros: 20 digits
+        return base64.b32hexencode(raw)[:20].decode().lower()
 
 
 __all__ = ["ROUTES", "Matched", "Reply", "RequestIds", "RouterReply", "Wire", "match", "render"]

@@ -179,14 +179,14 @@ def toxiproxy_fault(
 
 
 # -- tearline's kinds, validated by the scenario loader --------------------------------------
-def _plain(value: Value) -> Any:
+def plain_value(value: Value) -> Any:
     """A parsed JSON value as plain data for ``json.dumps`` (numbers as their literal)."""
     if isinstance(value, Num):
         return json.loads(value.text)
     if isinstance(value, Obj):
-        return {key: _plain(item) for key, item in value.items}
+        return {key: plain_value(item) for key, item in value.items}
     if isinstance(value, list):
-        return [_plain(item) for item in value]
+        return [plain_value(item) for item in value]
     return value
 
 
@@ -201,7 +201,7 @@ def tearline_fault(
     from harness.config.nodes import parse  # noqa: PLC0415
     from harness.config.validate import INVALID, Validator  # noqa: PLC0415
 
-    given: dict[str, Any] = {} if attributes is None else _plain(attributes)
+    given: dict[str, Any] = {} if attributes is None else plain_value(attributes)
     for reserved in ("kind", "direction"):
         if reserved in given:
             raise FieldError("set by the toxic's type and stream, not here", path=(reserved,))

@@ -34,5 +34,3 @@ class FramingOptions:
     def path(self) -> str:
         """The request's path (SSE, WebSocket, NDJSON over HTTP) or gRPC method path."""
         return self.request.path
-
-

@@ -11,8 +11,8 @@ from typing import Any, TypeVar
 import pytest
 import trio
 
-from harness.api_server.asgi import bound_port, serve_api
 from harness.api_server.runtime import ProxyRuntime
+from harness.api_server.server import bound_port, serve_api
 from harness.control.api import ControlApi
 from tests.harness.conftest import LOOPBACK, serve
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import errno
 import json
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -40,6 +42,10 @@ class FakeRunner:
     def apply(self, record: ProxyRecord) -> None:
         self.applied.append([name for name, _ in record.faults()])
 
+    @asynccontextmanager
+    async def exclusive(self) -> AsyncIterator[None]:
+        yield  # one task here: nothing runs between a request's steps
+
 
 @pytest.fixture
 def runner() -> FakeRunner:
@@ -51,7 +57,7 @@ def api(runner: FakeRunner) -> ControlApi:
     return ControlApi(runner)
 
 
-async def call(api: ControlApi, method: str, path: str, body: Any = None, **kw: str) -> Wire:
+async def call(api: ControlApi, method: str, path: str, body: Any = None, **kw: Any) -> Wire:
     raw = body if isinstance(body, bytes) else b"" if body is None else json.dumps(body).encode()
     return await api.handle(ApiRequest(method, path, raw, **kw))
 

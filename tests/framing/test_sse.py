@@ -355,7 +355,7 @@ def test_handshake_errors(head: bytes) -> None:
         (
             b"HTTP/1.1 404 Not Found\r\nContent-Type: application/json\r\nContent-Length: 26\r\n"
             b'\r\n{"error":{"message":"no"}}',
-            "the service answered 404 Not Found: '{\"error\":{\"message\":\"no\"}}'",
+            'the service answered 404 Not Found: \'{"error":{"message":"no"}}\'',
         ),
         (
             b"HTTP/1.1 404 Not Found\r\nContent-Type: text/event-stream\r\n\r\n",
