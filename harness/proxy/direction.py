@@ -117,18 +117,22 @@ class Leg:
     _version: int = -1
 
     async def run(self) -> None:
-        """Until the destination leg ends: copy while no fault applies, else run a chain."""
+        """Until the destination leg ends: copy while no fault applies, else run a chain, and
+        copy again once the faults that applied are gone (a removed toxic costs the leg
+        nothing more)."""
         self.plan.legs.add(self.waits)
         try:
-            pending: Item | None = None
-            while not self.plan.for_leg(self.direction, self.conn.number):
-                self._version = self.plan.version  # (a chain builds itself on its first step)
-                ended, pending = await self.copy()
-                if ended:
+            while True:
+                pending: Item | None = None
+                while not self.plan.for_leg(self.direction, self.conn.number):
+                    self._version = self.plan.version  # (a chain builds itself on its first step)
+                    ended, pending = await self.copy()
+                    if ended:
+                        return
+                    if pending is not None:
+                        break  # bytes read as the faults changed: the chain takes them
+                if await self.run_chain(pending):
                     return
-                if pending is not None:
-                    break  # bytes read as the faults changed: the chain takes them
-            await self.run_chain(pending)
         finally:
             self.plan.legs.discard(self.waits)
 
@@ -245,10 +249,12 @@ class Leg:
             if self.watcher is not None:
                 self.watcher.observe_written(item.data)
 
-    async def run_chain(self, pending: Item | None = None) -> None:
-        """Drive the leg's chain until the destination leg ends (see the module docstring);
-        ``pending`` is an item read before the chain existed. A leg of a long-running proxy
-        that has lived moves its chain to a thread (``threadchain.py``) and back."""
+    async def run_chain(self, pending: Item | None = None) -> bool:
+        """Drive the leg's chain until the destination leg ends (True; see the module
+        docstring) or a change of the faults leaves it no stage and nothing in hand (False:
+        the leg copies again). ``pending`` is an item read before the chain existed. A leg of
+        a long-running proxy that has lived moves its chain to a thread (``threadchain.py``)
+        and back."""
         run = _ChainRun(Writer(self), Chain([]), pending)
         while True:
             ended: bool | None = False  # if a change of the faults ends a wait
@@ -258,7 +264,9 @@ class Leg:
                 assert self.threads is not None
                 ended = await self._chain_in_thread(self.threads, run)
             if ended:
-                return
+                return True
+            if run.emptied:
+                return False
 
     async def _chain_steps(self, run: _ChainRun, scope: trio.CancelScope) -> bool | None:
         """``run_chain`` inside one of the leg's wait scopes (``plans.Waits``): True once the
@@ -274,6 +282,9 @@ class Leg:
                     run.pending = None
                 if await writer.write_all(items):
                     return True
+                if not chain.stages and run.pending is None and not run.source_ended:
+                    run.emptied = True  # every fault of the leg is gone: back to the copy
+                    return False
                 continue
             now = trio.current_time()
             wake = chain.wake_at
@@ -440,6 +451,8 @@ class _ChainRun:
     #: an item read before the chain took it (the faults changed meanwhile)
     pending: Item | None
     source_ended: bool = False
+    #: a change of the faults left the chain no stage: the leg goes back to the copy
+    emptied: bool = False
     #: reads in trio since the chain last ran in a thread
     reads: int = 0
     #: times a thread handed back a read boundary: a paced slice does on every read, and a

@@ -222,3 +222,36 @@ async def test_bytes_read_as_the_faults_change_go_to_the_new_faults() -> None:
     assert (copied.writes, copied.ended) == ([b"ABC", b"DEF"], "eof")
     chained = await _leg_through_a_change([("upper", latency)], [("reverse", latency)])
     assert (chained.writes, chained.ended) == ([b"cba", b"fed"], "eof")
+
+
+@COPYING
+async def test_a_leg_whose_faults_are_all_removed_copies_again(
+    copying: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Once the last fault of a leg is gone the leg leaves its chain for the plain copy (and,
+    on a long-running proxy, the copy's thread): a removed toxic costs the round trip
+    nothing more."""
+    copies: list[str] = []
+    plain_copy = Leg.copy
+
+    async def counted(leg: Leg) -> tuple[bool, Item | None]:
+        copies.append(leg.direction)
+        return await plain_copy(leg)
+
+    monkeypatch.setattr(Leg, "copy", counted)
+    async with trio.open_nursery() as nursery:
+        proxy, client = await _live_proxy(nursery, copying)
+        await client.send_all(b"a")
+        assert await read_exactly(client, 1) == b"a"
+        proxy.plan.set([("slow", Latency(delay_ms=1))])
+        await client.send_all(b"b")
+        assert await read_exactly(client, 1) == b"b"
+        before = len(copies)
+        proxy.plan.set([])
+        for _ in range(THREAD_AFTER_READS + 1):
+            await client.send_all(b"c")
+            assert await read_exactly(client, 1) == b"c"
+        assert sorted(copies[before:]) == ["downstream", "upstream"]
+        if copying == "thread":
+            assert proxy.threads.limiter.borrowed_tokens == 2
+        nursery.cancel_scope.cancel()
