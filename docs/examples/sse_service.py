@@ -3,7 +3,10 @@ stream on sse-starlette under uvicorn, nothing of tearline in it.
 
 ``GET /stream`` answers ``text/event-stream`` with one ``chat.completion.chunk`` per token (the
 first carries the role, the last ``finish_reason: "stop"``), then ``data: [DONE]``, the way
-OpenAI's API streams, a token every ``--token-ms`` as a model would. The text holds 2-, 3- and
+OpenAI's API streams, a token every ``--token-ms`` as a model would. ``POST
+/v1/chat/completions`` answers the same stream as OpenAI's endpoint does: only to a POST (405
+otherwise), with a JSON body (415 without ``Content-Type: application/json``) that asks for a
+stream (400 for a body without ``messages`` and ``"stream": true``). The text holds 2-, 3- and
 4-byte UTF-8 characters, written raw, so a cut can land inside one. sse-starlette ends each
 line with CRLF, and uvicorn sends the body chunked.
 
@@ -23,6 +26,7 @@ import uvicorn
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 #: the answer, as the model would stream it: one token per event
@@ -75,8 +79,36 @@ async def stream(token_s: float, _: Request) -> EventSourceResponse:
     return EventSourceResponse(events(token_s))
 
 
+def refusal(status: int, message: str) -> JSONResponse:
+    """An error as OpenAI's API writes one."""
+    error = {"type": "invalid_request_error", "message": message}
+    return JSONResponse({"error": error}, status_code=status)
+
+
+async def completions(token_s: float, request: Request) -> Response:
+    """What a streaming call of the chat completions endpoint must be, checked as the real
+    endpoint checks it."""
+    if request.headers.get("content-type", "").split(";")[0] != "application/json":
+        return refusal(415, "send Content-Type: application/json")
+    try:
+        body = json.loads(await request.body())
+    except ValueError:
+        return refusal(400, "the body is not JSON")
+    if not isinstance(body, dict) or body.get("stream") is not True or "messages" not in body:
+        return refusal(400, "a streaming call needs messages and stream: true")
+    return EventSourceResponse(events(token_s))
+
+
 def app(token_ms: float) -> Starlette:
-    return Starlette(routes=[Route("/stream", functools.partial(stream, token_ms / 1000))])
+    token_s = token_ms / 1000
+    return Starlette(
+        routes=[
+            Route("/stream", functools.partial(stream, token_s)),
+            Route(
+                "/v1/chat/completions", functools.partial(completions, token_s), methods=["POST"]
+            ),
+        ]
+    )
 
 
 def main() -> None:

@@ -66,6 +66,9 @@ class Target:
     #: with an https upstream: the CA file trusted, or verification off
     upstream_ca: str | None = None
     upstream_insecure: bool = False
+    #: the link's request as ``tearline run``'s options (curl's), when it is not the plain
+    #: default: a replay sends the same request whether a file or the command line said it
+    request: tuple[str, ...] = ()
 
     @property
     def is_reference(self) -> bool:
@@ -144,4 +147,5 @@ def replay_command(result: CaseResult) -> str:
             words.append("--upstream-insecure")
     if result.target.tls:
         words.append("--tls")
+    words += result.target.request
     return shlex.join(words)

@@ -26,6 +26,7 @@ from harness.link.prepared import MAX_SPANS_KEPT
 from harness.link.reference import reference_link
 from harness.running.assembly import Consumed, Wiring, run_link
 from harness.scenario import Case, Link
+from harness.scenario.model import RequestConfig
 from reference_impl.peers.producer import Producer
 from reference_impl.report import ConsumerReport, bounded
 
@@ -39,7 +40,24 @@ def _target(link: Link) -> Target:
         tls=link.tls,
         upstream_ca=producer.upstream_ca,
         upstream_insecure=producer.upstream_insecure,
+        request=request_options(link.request),
     )
+
+
+def request_options(request: RequestConfig) -> tuple[str, ...]:
+    """``request`` as ``tearline run``'s options (none for the plain default)."""
+    words: list[str] = []
+    if request.method is not None:
+        words += ["-X", request.method]
+    if request.path is not None:
+        words += ["--path", request.path]
+    for line in request.headers:
+        words += ["-H", line]
+    if request.body is not None:
+        words += ["--data", request.body]
+    if request.body_file is not None:
+        words += ["--data-file", request.body_file]
+    return tuple(words)
 
 
 async def run_case(case: Case, seed: int | None = None) -> CaseResult:

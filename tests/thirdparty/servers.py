@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
-import json
 import socket
 import ssl
 import threading
@@ -30,7 +29,7 @@ import uvicorn
 from sse_starlette import EventSourceResponse
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.responses import PlainTextResponse
 from starlette.routing import Route
 from websockets.asyncio.server import Server, ServerConnection
 from websockets.asyncio.server import serve as ws_serve
@@ -143,44 +142,6 @@ def sse_app() -> Starlette:
 def error_page_app() -> Starlette:
     """What a gateway answers when the service behind it is down: an HTML page, status 502."""
     return Starlette(routes=[Route(PATHS["sse"], _error_page)])
-
-
-#: the tokens a chat-completions service streams, as OpenAI's API streams a completion
-CHAT_TOKENS = ("Hel", "lo", ",", " wor", "ld", "!")
-CHAT_PATH = "/v1/chat/completions"
-
-
-def _chat_error(status: int, message: str) -> JSONResponse:
-    error = {"type": "invalid_request_error", "message": message}
-    return JSONResponse({"error": error}, status_code=status)
-
-
-async def _chat(request: Request) -> Response:
-    """POST only (Starlette answers 405 to anything else), a JSON body, ``"stream": true``:
-    what OpenAI's chat completions endpoint asks of a streaming call."""
-    if request.headers.get("content-type", "").split(";")[0] != "application/json":
-        return _chat_error(415, "send Content-Type: application/json")
-    try:
-        body = json.loads(await request.body())
-    except ValueError:
-        return _chat_error(400, "the body is not JSON")
-    if not isinstance(body, dict) or body.get("stream") is not True or "messages" not in body:
-        return _chat_error(400, "a streaming call needs messages and stream: true")
-
-    async def chunks() -> AsyncIterator[dict[str, str]]:
-        for token in CHAT_TOKENS:
-            delta = {"choices": [{"index": 0, "delta": {"content": token}}]}
-            yield {"data": json.dumps(delta)}
-        done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
-        yield {"data": json.dumps(done)}
-        yield {"data": "[DONE]"}
-
-    return EventSourceResponse(chunks(), ping=0)
-
-
-def chat_app() -> Starlette:
-    """A chat-completions service: ``POST /v1/chat/completions`` streams OpenAI's chunks."""
-    return Starlette(routes=[Route(CHAT_PATH, _chat, methods=["POST"])])
 
 
 class Uvicorn:

@@ -1,7 +1,8 @@
-"""Requests as agents make them, against a real service: a chat-completions endpoint on
-Starlette and sse-starlette under uvicorn that answers only ``POST /v1/chat/completions``
-with a JSON body asking for a stream, as OpenAI's does (405 for a GET, 404 for another path,
-415 without the JSON content type, 400 for a body that is no streaming call).
+"""Requests as agents make them, against a real service: the chat-completions endpoint of
+docs/examples/sse_service.py (Starlette and sse-starlette under uvicorn), which answers only
+``POST /v1/chat/completions`` with a JSON body asking for a stream, as OpenAI's does (405 for
+a GET, 404 for another path, 415 without the JSON content type, 400 for a body that is no
+streaming call).
 
 ``tearline consume``, ``tearline run --upstream`` and ``tearline record`` take the request
 curl's way; what the service refuses is said in one line with its status and the start of its
@@ -11,6 +12,7 @@ body; a recording keeps the request, so its replay needs nothing restated.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -21,7 +23,12 @@ from harness.record.format import read_recording
 from harness.scenario import load_file
 from reference_impl.framing.request import Request
 from tests.thirdparty import servers
-from tests.thirdparty.servers import CHAT_PATH, LOOPBACK, AsyncioThread
+from tests.thirdparty.servers import LOOPBACK, AsyncioThread
+from tests.thirdparty.test_chaos_testing_doc import TOKEN_MS, _service_module
+
+CHAT_PATH = "/v1/chat/completions"
+#: what the doc's service streams: the role, 21 tokens, the finish, [DONE]
+EVENTS = 24
 
 BODY = '{"model": "m", "stream": true, "messages": [{"role": "user", "content": "hi"}]}'
 ASK = ["--path", CHAT_PATH, "--json-body", BODY]
@@ -31,7 +38,7 @@ LINK = ["--framing", "sse", "--payload", "tokens", "--profile", "openai"]
 @pytest.fixture(scope="module")
 def chat(asyncio_thread: AsyncioThread) -> Iterator[str]:
     """The service's ``host:port``."""
-    server = servers.Uvicorn(servers.chat_app(), asyncio_thread, None)
+    server = servers.Uvicorn(_service_module().app(TOKEN_MS), asyncio_thread, None)
     yield f"{LOOPBACK}:{server.port}"
     server.close()
 
@@ -47,13 +54,13 @@ def test_consume_posts_the_body_and_takes_the_whole_stream(
 ) -> None:
     status, report = _report(capsys, "--connect", chat, *ASK)
     assert (status, report["verdict"], report["complete"]) == (0, "COMPLETE_EXPLICIT", True)
-    assert len(report["accepted"]) == len(servers.CHAT_TOKENS) + 2  # type: ignore[arg-type]
+    assert len(report["accepted"]) == EVENTS  # type: ignore[arg-type]
 
 
 @pytest.mark.parametrize(
     ("asked", "said"),
     [
-        ([], "the service answered 404 Not Found: 'Not Found'"),
+        (["--path", "/v1/nowhere"], "the service answered 404 Not Found: 'Not Found'"),
         (
             ["--path", CHAT_PATH],
             "the service answered 405 Method Not Allowed: 'Method Not Allowed'",
@@ -150,3 +157,28 @@ def test_record_refuses_what_the_service_refused(
     kept = ["-o", str(out), "--allow-status"]
     assert main(["record", "--upstream", chat, *LINK, *asked, *kept]) == 0
     assert read_recording(str(out)).sent("producer").startswith(b"HTTP/1.1 405 ")
+
+
+def _doc_scenarios() -> str:
+    """docs/chaos-testing.md's ``agent-api.yaml`` block."""
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "chaos-testing.md").read_text()
+    blocks = re.findall(r"^```yaml\n(.*?)^```", doc, re.DOTALL | re.MULTILINE)
+    (text,) = [b for b in blocks if b.startswith("# agent-api.yaml")]
+    return text
+
+
+def test_the_docs_agent_api_scenarios_pass_against_the_docs_service(
+    chat: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "agent-api.yaml"
+    path.write_text(_doc_scenarios(), encoding="utf-8")
+    assert main(["run", str(path), "--upstream", chat]) == 0, capsys.readouterr().out
+    capsys.readouterr()
+    report = tmp_path / "refused"
+    asked = ["--path", CHAT_PATH, "-X", "GET", "--report", str(report)]
+    assert main(["run", str(path), "--upstream", chat, *asked]) == 1
+    cases = json.loads((report / "results.json").read_text())["cases"]
+    assert {case["diagnosis"] for case in cases} == {
+        "upstream refused the request (connection 1): the service answered 405 Method Not "
+        "Allowed: 'Method Not Allowed'"
+    }
