@@ -163,7 +163,7 @@ def _doc_scenarios() -> str:
     """docs/chaos-testing.md's ``agent-api.yaml`` block."""
     doc = (Path(__file__).resolve().parents[2] / "docs" / "chaos-testing.md").read_text()
     blocks = re.findall(r"^```yaml\n(.*?)^```", doc, re.DOTALL | re.MULTILINE)
-    (text,) = [b for b in blocks if b.startswith("# agent-api.yaml")]
+    (text,) = [str(b) for b in blocks if b.startswith("# agent-api.yaml")]
     return text
 
 
