@@ -34,6 +34,7 @@ from harness.scenario.model import (
     TokensConfig,
 )
 from harness.scenario.sweep import read_sweep
+from reference_impl.defaults import REQUEST_PATH
 from reference_impl.framing.request import Request
 from reference_impl.payload.tokens import PROFILES
 
@@ -331,7 +332,7 @@ def _as_recorded(scenario: Scenario) -> Scenario:
         return scenario
     meta = read_recording(link.producer.replay).meta  # readable: ``_replayable`` said so
     if link.request == RequestConfig() and meta.request is not None:
-        link = dataclasses.replace(link, request=recorded_request(meta.request))
+        link = dataclasses.replace(link, request=recorded_request(meta.request, link.framing))
     if link.payload == "tokens" and link.tokens is None and meta.profile is not None:
         profile = meta.profile if meta.profile in PROFILES else None
         if profile is not None:
@@ -339,15 +340,21 @@ def _as_recorded(scenario: Scenario) -> Scenario:
     return dataclasses.replace(scenario, link=link)
 
 
-def recorded_request(request: Request) -> RequestConfig:
-    """A recording's request as a scenario's ``link.request`` (a body that is no UTF-8 text
-    cannot be written there: the request is then kept without it)."""
+def recorded_request(request: Request, framing: str) -> RequestConfig:
+    """A recording's request as a scenario's ``link.request``: on a framed TCP stream only its
+    body means anything; a plain ``GET`` of the default path is the default (a body that is
+    no UTF-8 text cannot be written there: the request is then kept without it)."""
     try:
         body = request.body.decode() if request.body else None
     except UnicodeDecodeError:
         body = None
+    if framing in ("length-prefixed", "ndjson"):
+        return RequestConfig(body=body)
     headers = tuple(f"{name}: {value}" for name, value in request.headers)
     method = request.method if request.method in get_args(Method) else None
+    plain = method in (None, "GET") and request.path == REQUEST_PATH and not headers
+    if plain and body is None:
+        return RequestConfig()
     return RequestConfig(method, request.path, headers, body)  # type: ignore[arg-type]
 
 
