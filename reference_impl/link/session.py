@@ -92,12 +92,11 @@ class ConsumerSession:
         if self._codec is not None and self._ending is None:
             raise RuntimeError("connect() before the previous connection ended")
         if self._ending is not None and not self.config.resume:
+            # a restarted stream's result stands alone: the abandoned attempt's messages are
+            # never handed on with it (the restart brings them again)
             self._side = payload(self.config.payload).side(self.config)
-            if self.config.payload != "messages":
-                # an abandoned envelope or token stream is never handed on: the restarted
-                # stream's result stands alone
-                self._accepted.clear()
-                self._accepted_count = 0
+            self._accepted.clear()
+            self._accepted_count = 0
         options = self.config.framing_options
         if self.config.resume and self._last_id:
             options = replace(options, resume_id=self._last_id)

@@ -48,6 +48,15 @@ class PayloadLayer:
             return False
         return True
 
+    def finished(
+        self, end: str, error: CodecError | None, stream_end: StreamEnd | None, in_message: bool
+    ) -> bool:
+        """Did the stream reach its end as far as the payload can tell (a reconnect would not
+        help)? A refusal is a verdict too."""
+        if self.error is not None:
+            return True
+        return bool(self._side.finished(Ending(end, error, b"", stream_end, in_message)))
+
     def conclude(
         self,
         tally: Tally,
