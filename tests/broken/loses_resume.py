@@ -4,8 +4,9 @@ The bug: after a reconnect the consumer takes the first message of the new attem
 of the last one it handed on ("the server resends the event named by Last-Event-ID") and does
 not hand it on. Over a continued SSE stream the producer resumes right after that id, so the
 message left out is one the consumer never had: a token lost on an Anthropic resume (10 events
-for 11). Over a restarted stream it keeps what it handed on and skips the replay by count, one too many: the
-message after the resume point is lost. Everything else is right (``reconnecting.py``).
+for 11). Over a restarted stream it keeps what it handed on and skips the replay by count, one
+too many: the message after the resume point is lost. Everything else is right
+(``reconnecting.py``).
 
 Speaks: every framing (``restart``; SSE also ``continue``); every payload.
 """
