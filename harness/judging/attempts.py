@@ -243,12 +243,13 @@ def _resume_gaps(
         if lost <= 0:
             continue
         resumed = offsets[number + 1]
+        them = "it" if lost == 1 else "them"
         where = (
-            f"the producer resumed connection {number + 1} past them"
+            f"the producer resumed connection {number + 1} past {them}"
             if resumed >= following
-            else f"connection {number + 1} delivered them"
+            else f"connection {number + 1} delivered {them}"
             if resumed <= last + 1
-            else f"the producer resumed connection {number + 1} inside them"
+            else f"the producer resumed connection {number + 1} among them"
         )
         were = "was" if lost == 1 else "were"
         problems.append(

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field, replace
 from harness.evidence.connection import WireConnection, connection, needed_messages
 from harness.evidence.timeline import Timeline
 from harness.judging.attempts import MESSAGE_KEEPING_FAULTS, Attempts, Handed, attempt_problems
-from harness.judging.grades import grade, transported_grade
+from harness.judging.grades import Circumstances, grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
@@ -64,6 +64,9 @@ class Observation:
     #: what a foreign consumer cannot be given (``Need``s its client library does not honour:
     #: ``grades.grade``); empty for a consumer told everything by the contract
     lacks: frozenset[str] = frozenset()
+    #: what the case's expectation needs the consumer to be given, derived from the case
+    #: (``needs.case_needs``; only a foreign consumer's grade reads it)
+    needs: frozenset[str] = frozenset()
 
     #: a short text of each message the producer can send, by digest (for diagnoses)
     previews: Mapping[str, str] = field(default_factory=dict)
@@ -357,7 +360,8 @@ def judge(expect: Expect, obs: Observation) -> Judgement:
         return verdict
     missed = [] if obs.report is None else expectation_mismatches(obs.report, expect)
     keys = [m.key for m in missed]
-    graded = grade(verdict.outcome, keys, expect, obs.report, obs.lacks)
+    circumstances = Circumstances(obs.needs, obs.lacks)
+    graded = grade(verdict.outcome, keys, expect, obs.report, circumstances)
     if graded is Grade.FAILED and (transported := as_transported(obs)) is not None:
         graded = transported_grade(_judge(expect, transported).outcome)
     return replace(verdict, grade=graded)
