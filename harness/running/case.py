@@ -32,7 +32,7 @@ from harness.link.reference import consumer_policy, link_spec, link_traits, prod
 from harness.proxy.server import Proxy, ProxyConfig
 from harness.running.external import ProgramOutput, run_external_consumer
 from harness.running.replay import ReplayProducer
-from harness.running.tls import consumer_tls, producer_tls, proxy_tls
+from harness.running.tls import ca_file, consumer_tls, producer_tls, proxy_tls
 from harness.scenario import Case, Link
 from harness.scenario.model import split_upstream
 from reference_impl.link.spec import LinkSpec
@@ -55,7 +55,9 @@ async def _consume(link: Link, spec: LinkSpec, port: int, run: _Run, deadline_ms
     if link.consumer.function is not None:
         from harness.workers.invoke import run_python_consumer  # noqa: PLC0415 - only when used
 
-        run.report, run.problem = await run_python_consumer(link, LOOPBACK, port)
+        run.report, run.problem = await run_python_consumer(
+            link, LOOPBACK, port, ca_file=ca_file(link) or None
+        )
         return
     if link.consumer.command is None:
         policy = consumer_policy(link, spec)
