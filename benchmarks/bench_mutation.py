@@ -168,7 +168,8 @@ class Mutant:
 
     @property
     def label(self) -> str:
-        return f"{self.module}:{self.line} {self.definition} {self.operator.removeprefix('core/')}"
+        operator = self.operator.removeprefix("core/")
+        return f"{self.module}:{self.line} {self.definition} {operator}#{self.occurrence}"
 
 
 @dataclass(slots=True)
