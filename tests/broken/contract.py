@@ -41,6 +41,7 @@ class Target:
     #: after the ``Last-Event-ID`` sent)
     producer_mode: str = "restart"
     sse_body: str = "chunked"
+    accept_partial_at_safe_boundary: bool = False
 
     @classmethod
     def from_env(cls) -> Target:
@@ -59,6 +60,10 @@ class Target:
             max_reconnects=int(env.get("TEARLINE_MAX_RECONNECTS", "0")),
             producer_mode=env.get("TEARLINE_PRODUCER_MODE", "restart"),
             sse_body=env.get("TEARLINE_SSE_BODY", "chunked"),
+            accept_partial_at_safe_boundary=env.get(
+                "TEARLINE_ACCEPT_PARTIAL_AT_SAFE_BOUNDARY", "false"
+            )
+            == "true",
         )
 
 

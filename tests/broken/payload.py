@@ -24,9 +24,13 @@ from tests.broken.contract import Tally, Target
 
 def make_side(target: Target) -> PayloadSide:
     """The reference payload's own check (the registry's), for the target's payload."""
-    return payload(target.payload).side(
-        ConsumerConfig(target.framing, target.payload, target.profile)
+    config = ConsumerConfig(
+        target.framing,
+        target.payload,
+        target.profile,
+        accept_partial_at_safe_boundary=target.accept_partial_at_safe_boundary,
     )
+    return payload(target.payload).side(config)
 
 
 class PayloadLayer:
