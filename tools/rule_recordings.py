@@ -29,7 +29,7 @@ def sse_bom_and_named_events() -> bytes:
     """A byte order mark before the first field, events without ids, a named event, a retry."""
     events = [
         "\ufeffdata: first\n\n".encode(),
-        b"data: second\n\n",
+        b"data: second\n: a comment\n\n",
         b"event: update\ndata: third\n\n",
         b"data: fourth\nretry: 10\n\n",
     ]
