@@ -16,6 +16,7 @@ from harness.cli import clients as clients_command
 from harness.cli import hunt as hunt_command
 from harness.cli import proxy as proxy_command
 from harness.cli import record as record_command
+from harness.cli import rules as rules_command
 from harness.cli import scenario as scenario_commands
 from harness.cli.linkargs import (
     add_consumer_arguments,
@@ -110,6 +111,7 @@ def build_parser() -> argparse.ArgumentParser:
     clients_command.add_parser(sub)
     hunt_command.add_parser(sub)
     record_command.add_parser(sub)
+    rules_command.add_parser(sub)
     return parser
 
 
@@ -123,6 +125,7 @@ SYNC_COMMANDS = {
     "clients": clients_command.clients,
     "hunt": hunt_command.hunt,
     "record": record_command.record,
+    "rules": rules_command.rules,
 }
 
 

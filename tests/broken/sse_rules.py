@@ -81,6 +81,7 @@ class EventStream:
     line: bytearray = field(default_factory=bytearray)
     after_cr: bool = False  # the last line ended at a CR: an LF right after belongs to it
     started: bool = False  # the first bytes were seen (a BOM is only stripped there)
+    head: bytes = b""  # the first bytes, while they may still be the start of a BOM
     data: list[bytes] = field(default_factory=list)
     kind: str = ""
     id_buffer: str = ""
@@ -88,8 +89,13 @@ class EventStream:
     has_data: bool = False
 
     def feed(self, chunk: bytes) -> list[Event]:
-        if not self.started and chunk:
-            self.started = True
+        if not self.started:
+            # the stream's first bytes are held until they prove to be a BOM or not (one may
+            # arrive split across reads)
+            self.head += chunk
+            if len(self.head) < len(BOM) and BOM.startswith(self.head):
+                return []
+            self.started, chunk, self.head = True, self.head, b""
             if chunk.startswith(BOM) and self.bug != "keeps-the-bom":
                 chunk = chunk[len(BOM) :]
         events: list[Event] = []
