@@ -14,8 +14,10 @@ expectation depends on one of them is read off the case, never written by hand:
   byte (heartbeats count as bytes), before the payload proved its result: at a message
   boundary, or inside a message long enough for the incomplete-message timeout too (a plain
   read timeout then fires as well, and a client that has one is held to it).
-- ``max_message_bytes``: a message of the stream, or the length a ``bogus_length`` declares, is
-  over the case's ``max_message_bytes``.
+- ``max_message_bytes``: a message of the stream is over the case's ``max_message_bytes``, or a
+  ``bogus_length`` declares more than it that the rest of the stream can fill (a consumer
+  without the limit would hand the following messages' bytes on as this one; one declaring
+  more than is left only ends truncated, a failure such a consumer surfaces too).
 - ``payload``: the case expects the whole result, the payload proves its end (an envelope's
   trailer, a token stream's signal) and every fault that breaks the stream sits after that
   proof (a cut after ``[DONE]``, junk after the last chunk): the result stands on the
@@ -93,9 +95,6 @@ def _prepared(scenario: Scenario) -> PreparedLink | None:
 def _settings_needs(scenario: Scenario) -> set[str]:
     link = scenario.link
     needs: set[str] = set()
-    limit = link.framing_options.max_message_bytes
-    if any(isinstance(f, BogusLength) and f.length > limit for f in _downstream(scenario)):
-        needs.add("max_message_bytes")
     consumer = link.consumer
     paused = consumer.pause_at_message is not None
     if paused and consumer.pause_ms >= consumer.incomplete_message_timeout_ms:
@@ -106,7 +105,10 @@ def _settings_needs(scenario: Scenario) -> set[str]:
 def _stream_needs(scenario: Scenario, prepared: PreparedLink) -> set[str]:
     link = scenario.link
     needs: set[str] = set()
-    if any(len(m) > link.framing_options.max_message_bytes for m in prepared.messages):
+    limit = link.framing_options.max_message_bytes
+    if any(len(m) > limit for m in prepared.messages) or any(
+        _takes_later_bytes(f, prepared, limit) for f in _downstream(scenario)
+    ):
         needs.add("max_message_bytes")
     proof = proof_end(prepared, link.payload, _profile(scenario))
     cutoff = prepared.stream_length if proof is None else proof
@@ -123,6 +125,19 @@ def _stream_needs(scenario: Scenario, prepared: PreparedLink) -> set[str]:
     if proof is not None and proved_then_broken(scenario, prepared, proof):
         needs.add("payload")
     return needs
+
+
+def _takes_later_bytes(fault: Fault, prepared: PreparedLink, limit: int) -> bool:
+    """A ``bogus_length`` over the limit that the rest of the stream can fill: a consumer without
+    the limit would take the following messages' bytes for this one's (one declaring more than
+    is left only ends truncated, the failure surfaced either way)."""
+    if not isinstance(fault, BogusLength) or fault.length <= limit:
+        return False
+    try:
+        field = PreparedLocator(prepared).length_field(fault.frame)
+    except HarnessError:
+        return False
+    return fault.length <= prepared.stream_length - (field[0] + field[1])
 
 
 def _after_end(scenario: Scenario) -> int:
