@@ -15,9 +15,9 @@ payload.
 from __future__ import annotations
 
 from tests.broken.contract import Tally, Target, emit
-from tests.broken.reconnecting import FRAMINGS, PAYLOADS, Reconnecting
+from tests.broken.reconnecting import FRAMINGS, HONOURS, PAYLOADS, Reconnecting
 
-__all__ = ["FRAMINGS", "PAYLOADS"]
+__all__ = ["FRAMINGS", "HONOURS", "PAYLOADS"]
 
 
 class KeepsAbandoned(Reconnecting):

@@ -23,6 +23,8 @@ from tests.broken.payload import PayloadLayer
 
 FRAMINGS = ("length-prefixed", "ndjson", "sse", "websocket", "grpc")
 PAYLOADS = ALL_PAYLOADS
+#: besides the timeouts and the safe-boundary policy (``catalogue.HONOURED``)
+HONOURS = ("max_reconnects",)
 
 
 class Reconnecting:
@@ -31,6 +33,7 @@ class Reconnecting:
     def __init__(self, target: Target) -> None:
         self.target = target
         self.continuing = target.producer_mode == "continue"
+        self.last_end = ""  # how the last attempt ended (``FramedReader.end``)
 
     # -- the hooks (each bug overrides one) -----------------------------------------------
     def restart(self, tally: Tally) -> None:
@@ -65,6 +68,7 @@ class Reconnecting:
                     handed.append(tally.accepted[-1])
                     last_id = message.id or last_id
             self.attempt_done(tally, handed, attempt)
+            self.last_end = reader.end
             if broken_frame(reader.error):
                 return payload.conclude(tally, "error", reader.error, reader.partial)
             ended = (reader.end, reader.error, reader.stream_end, reader.in_message)

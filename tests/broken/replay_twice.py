@@ -12,9 +12,9 @@ from __future__ import annotations
 
 from reference_impl.report import Accepted
 from tests.broken.contract import Tally, Target, emit
-from tests.broken.reconnecting import FRAMINGS, PAYLOADS, Reconnecting
+from tests.broken.reconnecting import FRAMINGS, HONOURS, PAYLOADS, Reconnecting
 
-__all__ = ["FRAMINGS", "PAYLOADS"]
+__all__ = ["FRAMINGS", "HONOURS", "PAYLOADS"]
 
 
 class ReplayTwice(Reconnecting):

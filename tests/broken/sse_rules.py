@@ -28,7 +28,9 @@ Speaks: sse; every payload.
 
 from __future__ import annotations
 
+import socket
 import sys
+import time
 from dataclasses import dataclass, field
 
 import h11
@@ -38,6 +40,7 @@ from reference_impl.events import StreamEnd
 from reference_impl.report import ConsumerReport
 from tests.broken.contract import (
     ALL_PAYLOADS,
+    READ_BYTES,
     Tally,
     Target,
     connect,
@@ -50,6 +53,7 @@ from tests.broken.payload import PayloadLayer
 
 FRAMINGS = ("sse",)
 PAYLOADS = ALL_PAYLOADS
+HONOURS = ("max_reconnects",)
 RULES = (
     "joins-data-lines",
     "strips-every-space",
@@ -87,6 +91,7 @@ class EventStream:
     id_buffer: str = ""
     last_id: str = ""
     has_data: bool = False
+    fields: int = 0  # field lines of the event in progress (an id line opens one too)
 
     def feed(self, chunk: bytes) -> list[Event]:
         if not self.started:
@@ -132,6 +137,7 @@ class EventStream:
             return []
         every = self.bug == "strips-every-space"
         value = value.lstrip(b" ") if every else value.removeprefix(b" ")
+        self.fields += 1
         self._field(name.decode("utf-8", "replace"), value)
         return []
 
@@ -153,6 +159,7 @@ class EventStream:
 
     def _dispatch(self) -> list[Event]:
         self.last_id = self.id_buffer
+        self.fields = 0
         if not self.has_data:
             self.kind = ""
             return []
@@ -174,7 +181,13 @@ class EventStream:
 
     @property
     def in_event(self) -> bool:
-        return bool(self.line) or self.has_data
+        return bool(self.line) or self.fields > 0
+
+    @property
+    def progress(self) -> tuple[int, int, int]:
+        """What advances an event (a comment, a heartbeat, advances none)."""
+        line = 0 if self.line.startswith(b":") else len(self.line)
+        return self.fields, sum(len(d) for d in self.data), line
 
 
 def request(target: Target, last_id: str) -> h11.Request:
@@ -212,17 +225,21 @@ def read_attempt(
     target: Target, stream: EventStream, tally: Tally, payload: PayloadLayer
 ) -> Attempt:
     conn = h11.Connection(h11.CLIENT)
+    last_progress = time.monotonic()  # the last byte that advanced an event
     with connect(target) as sock:
         send(sock, conn.send(request(target, stream.last_id)) + conn.send(h11.EndOfMessage()))
         while True:
-            data, end = read_some(sock, target, in_message=stream.in_event)
+            data, end = read_within(sock, target, stream, last_progress)
             if end in ("rst", "timeout"):
                 return Attempt(end, transport_error(end, stream.in_event))
             tally.received(data)
             try:
                 conn.receive_data(data)  # b"" tells h11 the peer closed
                 body, finished = body_of(conn)
+                before = stream.progress
                 events = stream.feed(body)
+                if stream.progress != before or events:
+                    last_progress = time.monotonic()
                 if end or finished:
                     events += stream.end()
             except h11.RemoteProtocolError as err:
@@ -239,6 +256,26 @@ def read_attempt(
             if finished or end:  # a close-delimited body ends with the connection
                 cut = CodecError(ErrorCode.FRAME_TRUNCATED, "EOF inside an event")
                 return Attempt("eof", cut if stream.in_event else None)
+
+
+def read_within(
+    sock: socket.socket, target: Target, stream: EventStream, last_progress: float
+) -> tuple[bytes, str]:
+    """One read; inside an event, within the incomplete-message timeout counted from the last
+    byte that advanced it (a heartbeat comment keeps the read alive, not the event)."""
+    if not stream.in_event:
+        return read_some(sock, target, in_message=False)
+    left = target.incomplete_message_timeout_s - (time.monotonic() - last_progress)
+    if left <= 0:
+        return b"", "timeout"
+    sock.settimeout(left)
+    try:
+        data = sock.recv(READ_BYTES)
+    except TimeoutError:
+        return b"", "timeout"
+    except ConnectionResetError:
+        return b"", "rst"
+    return data, "" if data else "eof"
 
 
 def consume(target: Target, bug: str) -> ConsumerReport:
