@@ -344,6 +344,7 @@ RULES: tuple[Rule, ...] = (
             "message-over-the-cap::message-over-the-cap",
             "u32-bogus-length::length-above-the-limit",
             "u32-bogus-length::length-above-a-small-limit",
+            "prefix-rules::length-above-a-small-limit-that-the-stream-fills",
         ),
         ("prefix-rules::bogus-length-split-inside-the-length",),
     ),
