@@ -231,6 +231,7 @@ RULES: tuple[Rule, ...] = (
         (
             "close-frame-missing::fin-instead-of-close-frame",
             "close-frame-missing::rst-instead-of-close-frame",
+            "frame-rules::close-frame-with-a-one-byte-payload",
         ),
         ("frame-rules::close-frame-split-across-reads",),
     ),
@@ -266,7 +267,10 @@ RULES: tuple[Rule, ...] = (
             "cut-inside-message-prefix::inside-the-5-byte-prefix",
             "cut-inside-message-prefix::inside-the-data-frame-header",
         ),
-        ("cut-inside-message-prefix::prefix-split-across-reads",),
+        (
+            "cut-inside-message-prefix::prefix-split-across-reads",
+            "frame-rules::data-frame-header-split-across-reads",
+        ),
     ),
     Rule(
         "grpc",
@@ -322,6 +326,14 @@ RULES: tuple[Rule, ...] = (
             "newline-is-the-commit-point::tail-that-parses",
         ),
         ("merged-and-split-lines::three-lines-in-one-read-then-split",),
+    ),
+    Rule(
+        "ndjson",
+        "length-limit",
+        "a line over the limit is refused before it is whole; the CR of a CRLF is not counted",
+        "catalogue cases 12 and 55",
+        ("separator-rules::line-exactly-at-the-limit-with-crlf",),
+        ("separator-rules::line-over-the-limit-split-across-reads",),
     ),
     # -- length-prefixed -----------------------------------------------------------------------
     Rule(
