@@ -381,8 +381,8 @@ def run(args: argparse.Namespace) -> int:
     mutants = enumerate_mutants(copies[0], out / "session.sqlite")
     chosen = sample(mutants, None if args.full else args.sample, args.seed)
     if args.only:
-        wanted = set(args.only)
-        chosen = [m for m in mutants if m.job_id in wanted or m.label in wanted]
+        wanted = {line.strip() for line in Path(args.only).read_text().splitlines()}
+        chosen = [m for m in mutants if m.label in wanted]
     failing = baseline(copies[0], args.stride)
     for line in failing:
         print(f"the unmutated copy fails {line} (not counted)")
@@ -466,7 +466,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--workers", type=int, default=3)
     parser.add_argument("--stride", type=int, default=5)
     parser.add_argument("--timeout", type=float, default=300.0)
-    parser.add_argument("--only", nargs="*", default=[])
+    parser.add_argument(
+        "--only",
+        default=None,
+        metavar="FILE",
+        help="run the mutants whose labels (as printed) this file lists, one a line",
+    )
     parser.add_argument("--out", default=str(ROOT / "build" / "mutation"))
     args = parser.parse_args(argv)
     if args.command == "cases":
