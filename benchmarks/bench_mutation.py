@@ -17,7 +17,8 @@ For each mutant: the library's cases for the framing and payload its module serv
 codec: that framing's cases; a payload: that payload's; the session and the guards: all), the
 offset sweeps of ``scenarios/sweeps/`` one case in ``--stride``. A mutant is killed when a case
 that the unmutated copy passes does not pass (confirmed by running that case once more), timed
-out when the run passes ``--timeout``; otherwise it survived, and its diff is printed. Every
+out when the run passes ``--timeout``, crashed when the cases could not even start (the copy
+does not import); otherwise it survived, and its diff is printed. Every
 survivor is either argued equivalent in ``benchmarks/mutation_equivalents.toml`` or a gap, which
 a new scenario must close.
 
@@ -290,6 +291,8 @@ def run_mutant(mutant: Mutant, copy: Path, args: argparse.Namespace) -> Outcome:
         kind = "incompetent"
     elif output == "timeout":
         kind = "timeout"
+    elif result.test_outcome.value == "killed" and "KILLED BY " not in output:
+        kind = "crashed"  # the cases never ran (the mutant copy does not import, say)
     else:
         kind = result.test_outcome.value
     outcome = Outcome(mutant, kind, seconds, diff=result.diff or "")
@@ -315,7 +318,7 @@ def library_cases(module: str, stride: int) -> list[Any]:
 
     framings, payloads = MODULES[module]
     chosen = []
-    for folder in sorted(p for p in LIBRARY.iterdir() if p.is_dir()):
+    for folder in sorted(p for p in LIBRARY.iterdir() if p.is_dir() and any(p.glob("*.y*ml"))):
         cases = load_cases([str(folder)], "")
         if folder.name == SWEEPS:
             cases = cases[::stride]
@@ -366,6 +369,8 @@ def baseline(copy: Path, stride: int) -> list[str]:
     command = [sys.executable, "-m", "benchmarks.bench_mutation", "cases", "--copy", str(copy)]
     command += ["--module", EVERY_CASE, "--stride", str(stride), "--list-failing"]
     done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True, check=False)
+    if done.returncode:  # the unmutated copy cannot run the cases at all: no mutant can either
+        raise SystemExit(f"bench_mutation: the cases do not run: {done.stderr.strip()[-600:]}")
     return [line for line in done.stdout.splitlines() if line]
 
 
