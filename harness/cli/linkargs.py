@@ -15,7 +15,7 @@ from reference_impl.framing import (
     alpn_protocols,
 )
 from reference_impl.framing.request import Request, parse_header
-from reference_impl.link.consumer_config import ConsumerConfig
+from reference_impl.link.consumer_config import ConsumerConfig, ConsumerPolicy
 from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import envelope, messages, tokens
 
@@ -180,8 +180,19 @@ def link_from_args(args: argparse.Namespace) -> LinkSpec:
     )
 
 
+def optional_count(text: str) -> int | None:
+    """A count, or '' for none (the contract's ``{pause_at_message}`` without a pause)."""
+    if not text:
+        return None
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"expected a count or nothing, got {text!r}")
+    return int(text)
+
+
 def add_consumer_arguments(parser: argparse.ArgumentParser) -> None:
-    """The consumer's own settings (``tearline consume``), as the contract passes them."""
+    """The consumer's own settings (``tearline consume``): every value of the consumer
+    contract (``harness.running.external.contract_values``) is one of these options or of the
+    link's (``add_link_arguments``)."""
     group = parser.add_argument_group("consumer")
     group.add_argument("--incomplete-message-timeout-ms", type=float, default=1000.0)
     group.add_argument("--idle-timeout-ms", type=float, default=5000.0)
@@ -189,6 +200,37 @@ def add_consumer_arguments(parser: argparse.ArgumentParser) -> None:
         "--accept-partial-at-safe-boundary", choices=("true", "false"), default="false"
     )
     group.add_argument("--max-reconnects", type=int, default=0)
+    group.add_argument(
+        "--producer-mode",
+        choices=("restart", "continue"),
+        default="restart",
+        help="what a reconnect gets: the stream from its start, or (SSE) resumed after the "
+        "Last-Event-ID sent",
+    )
+    group.add_argument(
+        "--read-bytes", type=int, default=defaults.READ_BYTES, help="bytes asked for per read"
+    )
+    group.add_argument(
+        "--pause-at-message",
+        type=optional_count,
+        default=None,
+        metavar="N",
+        help="seed 000's pause: after N messages, with one in flight ('' or left out: none)",
+    )
+    group.add_argument("--pause-ms", type=float, default=0.0, help="how long that pause lasts")
+    group.add_argument(
+        "--unframed",
+        choices=("true", "false"),
+        default="false",
+        help="treat the stream as unframed (seed 000 gate 1: refuse it, DISCARD_AND_RESET)",
+    )
+    group.add_argument(
+        "--deadline-ms",
+        type=float,
+        default=None,
+        metavar="MS",
+        help="give up with no report (exit 3) once this long has passed",
+    )
     group.add_argument(
         "--tls",
         action="store_true",
@@ -253,6 +295,8 @@ def consumer_config(
     *,
     idle_timeout_s: float = 5.0,
     accept_partial_at_safe_boundary: bool = False,
+    resume: bool = False,
+    unframed: bool = False,
 ) -> ConsumerConfig:
     return ConsumerConfig(
         framing=link.framing,
@@ -262,4 +306,25 @@ def consumer_config(
         incomplete_message_timeout_s=timeout_s,
         idle_timeout_s=idle_timeout_s,
         accept_partial_at_safe_boundary=accept_partial_at_safe_boundary,
+        resume=resume,
+        unframed=unframed,
+    )
+
+
+def consumer_policy(args: argparse.Namespace) -> ConsumerPolicy:
+    """What ``tearline consume``'s options tell the reference consumer."""
+    config = consumer_config(
+        link_from_args(args),
+        args.incomplete_message_timeout_ms / 1000,
+        idle_timeout_s=args.idle_timeout_ms / 1000,
+        accept_partial_at_safe_boundary=args.accept_partial_at_safe_boundary == "true",
+        resume=args.producer_mode == "continue",
+        unframed=args.unframed == "true",
+    )
+    return ConsumerPolicy(
+        config,
+        read_bytes=args.read_bytes,
+        max_reconnects=args.max_reconnects,
+        pause_at_message=args.pause_at_message,
+        pause_ms=args.pause_ms,
     )

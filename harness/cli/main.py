@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 import sys
 from collections.abc import Sequence
 from dataclasses import asdict, replace
@@ -15,12 +16,14 @@ from harness.cli import clients as clients_command
 from harness.cli import hunt as hunt_command
 from harness.cli import proxy as proxy_command
 from harness.cli import record as record_command
+from harness.cli import rules as rules_command
 from harness.cli import scenario as scenario_commands
 from harness.cli.linkargs import (
     add_consumer_arguments,
     add_link_arguments,
     add_producer_tls_arguments,
     consumer_config,
+    consumer_policy,
     consumer_tls,
     hostport,
     link_from_args,
@@ -73,18 +76,15 @@ async def _produce(args: argparse.Namespace) -> int:
 
 
 async def _consume(args: argparse.Namespace) -> int:
-    link = link_from_args(args)
     host, port = args.connect
-    config = consumer_config(
-        link,
-        args.incomplete_message_timeout_ms / 1000,
-        idle_timeout_s=args.idle_timeout_ms / 1000,
-        accept_partial_at_safe_boundary=args.accept_partial_at_safe_boundary == "true",
-    )
-    policy = ConsumerPolicy(config, max_reconnects=args.max_reconnects)
-    report = await run_consumer(host, port, policy, consumer_tls(args))
-    print(to_json(report) if args.json else _summary(report))
-    return 0 if report.complete else 1
+    policy = consumer_policy(args)
+    deadline = math.inf if args.deadline_ms is None else args.deadline_ms / 1000
+    with trio.move_on_after(deadline):
+        report = await run_consumer(host, port, policy, consumer_tls(args))
+        print(to_json(report) if args.json else _summary(report))
+        return 0 if report.complete else 1
+    print(f"tearline consume: no verdict within {args.deadline_ms:g} ms", file=sys.stderr)
+    return 3
 
 
 def _version() -> str:
@@ -116,6 +116,7 @@ def build_parser() -> argparse.ArgumentParser:
     clients_command.add_parser(sub)
     hunt_command.add_parser(sub)
     record_command.add_parser(sub)
+    rules_command.add_parser(sub)
     return parser
 
 
@@ -129,6 +130,7 @@ SYNC_COMMANDS = {
     "clients": clients_command.clients,
     "hunt": hunt_command.hunt,
     "record": record_command.record,
+    "rules": rules_command.rules,
 }
 
 

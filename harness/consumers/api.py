@@ -72,9 +72,22 @@ class LinkInfo:
     sse_body: str = "chunked"
     #: WebSocket messages as text (True) or binary
     ws_text: bool = True
-    #: what a reconnecting client gets from the producer: ``restart`` or ``continue``
+    #: what a reconnecting client gets from the producer: ``restart`` (the stream from its
+    #: start: the result is the last attempt's messages) or ``continue`` (SSE: resumed after
+    #: the ``Last-Event-ID`` sent: the result is the resumed sequence)
     producer_mode: str = "restart"
-    #: a CA bundle to trust for TLS links (None: plain TCP; no link uses TLS yet)
+    #: how many bytes the reference consumer asks for per read (a hint)
+    read_bytes: int = defaults.READ_BYTES
+    #: seed 000's pause: once this many messages were handed on and the next is in flight,
+    #: pause ``pause_s`` and check the partial buffer (None: no pause)
+    pause_at_message: int | None = None
+    pause_s: float = 0.0
+    #: treat the stream as unframed (seed 000 gate 1): refuse it, raise at once
+    unframed: bool = False
+    #: connect with TLS (the proxy's certificate is for ``host``)
+    tls: bool = False
+    #: over TLS: the PEM file of the run's test CA, which issued the proxy's certificate
+    #: (None: plain TCP)
     ca_file: str | None = None
 
     def to_dict(self) -> dict[str, Any]:

@@ -49,7 +49,7 @@ class Adapter:
         return f"pip install {names}  (or pip install 'tearline[clients]')"
 
 
-#: what an expectation can need a consumer to be given (``harness.scenario.model.Need``)
+#: what an expectation can need a consumer to be given (``harness.judging.needs.NEEDS``)
 NEEDS = frozenset({"idle_timeout", "incomplete_message_timeout", "max_message_bytes", "payload"})
 #: a read timeout: the link's idle timeout (no client library has an incomplete-message one)
 READ_TIMEOUT = frozenset({"idle_timeout"})

@@ -7,9 +7,12 @@ from harness.link.reference import request_of
 from harness.scenario import Link, TokensConfig
 
 
-def link_info(link: Link, host: str, port: int, deadline_s: float = 10.0) -> LinkInfo:
-    """What the consumer function of one case is told: the values of the external-program
-    contract (``docs/consumer-contract.md``), in seconds, plus the URL and producer mode."""
+def link_info(
+    link: Link, host: str, port: int, deadline_s: float = 10.0, ca_file: str | None = None
+) -> LinkInfo:
+    """What the consumer function of one case is told: every value of the external-program
+    contract (``docs/consumer-contract.md``), times in seconds, plus the URL and ``ws_text``;
+    ``ca_file``: the run's test CA over TLS."""
     consumer, options = link.consumer, link.framing_options
     tokens = link.payload_config if isinstance(link.payload_config, TokensConfig) else None
     request = request_of(link).filled(host, port)
@@ -33,5 +36,10 @@ def link_info(link: Link, host: str, port: int, deadline_s: float = 10.0) -> Lin
         sse_body=options.sse_body,
         ws_text=options.ws_text,
         producer_mode=link.producer.mode,
-        ca_file=None,
+        read_bytes=consumer.read_bytes,
+        pause_at_message=consumer.pause_at_message,
+        pause_s=consumer.pause_ms / 1000,
+        unframed=consumer.unframed,
+        tls=link.tls,
+        ca_file=ca_file if link.tls else None,
     )

@@ -49,6 +49,13 @@ class Wrapping:
     def reconnects(self) -> bool:
         return self.fault.reconnects
 
+    @property
+    def transparent(self) -> bool:
+        return self.fault.transparent
+
+    def silence(self) -> tuple[float, float] | None:
+        return self.fault.silence()
+
     def waits(self) -> bool:
         return self.fault.waits()
 

@@ -55,6 +55,11 @@ class Fault(Protocol):
     @property
     def reconnects(self) -> bool: ...
 
+    @property
+    def transparent(self) -> bool: ...
+
+    def silence(self) -> tuple[float, float] | None: ...
+
     def stage(self, ctx: StageContext) -> Stage: ...
 
     def waits(self) -> bool: ...
@@ -86,6 +91,8 @@ class BaseFault:
     #: the consumer is to reconnect after it: the case has one connection more (a toxic
     #: cannot ask that of a client)
     reconnects: ClassVar[bool] = False
+    #: it never changes what a consumer receives, only when and in what reads
+    transparent: ClassVar[bool] = False
     #: how ``tearline hunt`` draws it (None: hunt never does)
     hunt: ClassVar[Hunt | None] = None
     direction: Direction = "downstream"
@@ -118,6 +125,12 @@ class BaseFault:
         """Does it hold its connection open and silent for good (only the consumer's idle
         timeout ends it)?"""
         return False
+
+    def silence(self) -> tuple[float, float] | None:
+        """How long the stream falls silent where it acts: (milliseconds without any byte,
+        milliseconds without a byte that advances a message; ``math.inf``: for good), or None
+        when it never does. Heartbeats are bytes, not progress."""
+        return None
 
     def ends_connection(self) -> bool:
         """Does it end the connection it acts on, for every later fault (a cut, or silence

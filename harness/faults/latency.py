@@ -32,6 +32,7 @@ class Latency(BaseFault):
     """
 
     kind: ClassVar[str] = "latency"
+    transparent: ClassVar[bool] = True
     timed: ClassVar[bool] = True
     hunt: ClassVar[Hunt | None] = Hunt(rank=12, weight=2)
     delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)]
@@ -54,6 +55,9 @@ class Latency(BaseFault):
         delay = draw.pick((0.1, 0.2)) * draw.timeout_ms
         jitter = draw.pick((0.0, 0.1)) * draw.timeout_ms
         return cls(delay_ms=delay, jitter_ms=jitter, connection=connection)
+
+    def silence(self) -> tuple[float, float] | None:
+        return (self.delay_ms, self.delay_ms) if self.delay_ms else None
 
     def stage(self, ctx: StageContext) -> Stage:
         return LatencyStage(self, ctx)

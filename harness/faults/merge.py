@@ -28,6 +28,7 @@ class Merge(BaseFault):
     """
 
     kind: ClassVar[str] = "merge"
+    transparent: ClassVar[bool] = True
     hunt: ClassVar[Hunt | None] = Hunt(rank=6, weight=5)
     at: Position
     count_frames: Annotated[int, Ge(1), Le(MAX_COUNT)] | None = None

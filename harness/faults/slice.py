@@ -38,6 +38,7 @@ class Slice(BaseFault):
     """
 
     kind: ClassVar[str] = "slice"
+    transparent: ClassVar[bool] = True
     hunt: ClassVar[Hunt | None] = Hunt(rank=10, weight=3)
     size_bytes: Size | None = None
     min_bytes: Size | None = None

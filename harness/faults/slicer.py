@@ -34,6 +34,7 @@ class Slicer(BaseFault):
     """
 
     kind: ClassVar[str] = "slicer"
+    transparent: ClassVar[bool] = True
     average_bytes: Annotated[int, Ge(0), Le(MAX_BYTES)]
     variation_bytes: Annotated[int, Ge(0), Le(MAX_BYTES)] = 0
     delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] = 0.0

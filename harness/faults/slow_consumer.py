@@ -68,6 +68,10 @@ class SlowConsumer(BaseFault):
             connection=connection,
         )
 
+    def silence(self) -> tuple[float, float] | None:
+        pause = math.inf if self.pause_ms is None else self.pause_ms
+        return pause, pause
+
     def stage(self, ctx: StageContext) -> Stage:
         return SlowConsumerStage(self, ctx)
 

@@ -24,6 +24,7 @@ class Split(BaseFault):
     """
 
     kind: ClassVar[str] = "split"
+    transparent: ClassVar[bool] = True
     hunt: ClassVar[Hunt | None] = Hunt(rank=0, weight=10, upstream=True)
     at: Position
 

@@ -64,6 +64,11 @@ class Stall(BaseFault):
     def silences(self) -> bool:
         return self.duration_ms is None
 
+    def silence(self) -> tuple[float, float] | None:
+        duration = math.inf if self.duration_ms is None else self.duration_ms
+        idle = min(duration, self.heartbeat_interval_ms) if self.heartbeat else duration
+        return idle, duration
+
     @classmethod
     def hunted(cls, draw: Draw, connection: int) -> Self:
         at, direction = draw.place(byte_only=False)

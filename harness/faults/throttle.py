@@ -25,6 +25,7 @@ class Throttle(BaseFault):
     """
 
     kind: ClassVar[str] = "throttle"
+    transparent: ClassVar[bool] = True
     timed: ClassVar[bool] = True
     hunt: ClassVar[Hunt | None] = Hunt(rank=13, weight=2)
     rate_bytes_per_s: Annotated[int, Ge(1), Le(MAX_RATE_BYTES_PER_S)]

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import Annotated, ClassVar
 
@@ -28,6 +29,10 @@ class Timeout(BaseFault):
     kind: ClassVar[str] = "timeout"
     effects: ClassVar[frozenset[Effect]] = frozenset({Effect.TRUNCATION})
     timeout_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)]
+
+    def silence(self) -> tuple[float, float] | None:
+        wait = self.timeout_ms or math.inf  # 0: the bytes are dropped for good
+        return wait, wait
 
     def stage(self, ctx: StageContext) -> Stage:
         return TimeoutStage(self, ctx)

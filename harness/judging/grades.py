@@ -1,24 +1,31 @@
-"""Grades for consumers other than the reference one, after Autobahn's (``docs/grades.md``).
+"""Grades for consumers other than the reference one, after Autobahn's, from principles
+(``docs/grades.md`` has them as a table a client author can check by hand).
 
 The library's expectations are the seeds' exact verdicts, written for the reference consumer,
-which is held to them everywhere (its outcome is its grade). A client library cannot show a
-buffer state or take streamed tokens back, so a foreign consumer is graded:
+which is held to them everywhere (its outcome is its grade). A consumer of another kind is
+broken when it hands on wrong data, claims a cut stream complete, hangs, keeps a failure from its
+application, or refuses a stream that reached it whole; anything else it does differently is its
+own way of being right:
 
-- ``strict``: it met the expectation exactly (the outcome is ``pass``), or the case expects
-  the whole stream taken, it took it (a complete claim I2 upheld) and differs only in words:
-  its own verdict for "complete", or fewer messages where it keeps the end-of-stream
-  messages to itself (an SDK consumes ``[DONE]``; I2 proved every message with content came).
-- ``non-strict``: every invariant held and it surfaced the failure the case expects, in its own
-  words (another error code, or more messages handed on before it raised: streamed messages
-  cannot be taken back, and I1 proved each was real).
-- ``failed``: an invariant broke (a corrupted, fused, split or stale message handed on, a
-  complete result from a cut link), no verdict in time, or it refused a stream the case says
-  was delivered whole.
-- ``informational``: the only differences are in keys the scenario marks informational for
-  foreign consumers (``expect.grading``), such as completeness of a close-delimited stream,
-  which no client can prove either way; or the expectation needs what this consumer cannot be
-  given (``expect.grading.needs``: a seed timeout or size limit its client library does not
-  have, the payload's rules for a client below the payload layer), so every key it missed is.
+- ``failed``: safety broke (I1 a message never sent, fused, split or out of order; I2 a complete
+  result from a cut link; I3 a message of an abandoned attempt, one handed on twice, a gap at a
+  resume point, stale bytes; I6 unbounded buffering), liveness broke (I4: no verdict in time),
+  a failure was kept from the application (no ``error_code`` where the case expects a failure),
+  it refused a stream the case says reached it whole (no fault broke it, or none before the
+  payload proved the result), or it claimed complete with more messages than the result holds.
+- ``informational``: what it missed is a key the scenario marks informational, or a complete
+  claim nothing disproves (I2 held), or the expectation needs what this consumer cannot be given
+  (a need derived from the case, ``needs.py``: a timeout or limit its client library lacks, the
+  payload's rules for a client below the payload layer).
+- ``non-strict``: every invariant held and it surfaced the failure the case expects in its own
+  words (another error code, more messages handed on before it raised: streamed messages cannot
+  be taken back, and I1 proved each real), or it refused a result that a fault broke only after
+  the payload had proved it (a cut after ``[DONE]``, junk after the last chunk: caution, not a
+  defect).
+- ``strict``: the outcome is ``pass``; or it took the whole stream (a complete claim I2 upheld)
+  and only its words differ: its own verdict for "complete", or fewer messages where it keeps
+  end-of-stream messages to itself (an SDK consumes ``[DONE]``; I2 proved every message that
+  carries the result came).
 
 A transport client (a client library below the payload layer, which carries any payload) that
 hands on a message a fault changed in place, as the transport delivered it, breaks I1 against
@@ -32,11 +39,33 @@ Cases the harness could not run or prove (``error``, ``inconclusive``) get no gr
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Sequence
+from dataclasses import dataclass
 
+from harness.judging.needs import expects_whole
 from harness.judging.results import Grade, Outcome
-from harness.scenario.model import SUCCESS_VERDICTS, Expect
+from harness.scenario.model import SUCCESS_VERDICTS, CountRange, Expect
 from reference_impl.report import ConsumerReport
+
+
+@dataclass(frozen=True, slots=True)
+class Circumstances:
+    """What the case says about the consumer besides its expectation (``needs.case_needs``):
+    what the expectation needs, and what this consumer lacks of it."""
+
+    #: what the expectation needs the consumer to be given (``needs.NEEDS``)
+    needs: frozenset[str] = frozenset()
+    #: what this consumer cannot be given (``Need``s its client library does not honour)
+    lacks: frozenset[str] = frozenset()
+
+    @property
+    def unmet(self) -> frozenset[str]:
+        return self.needs & self.lacks
+
+    @property
+    def proved_then_broken(self) -> bool:
+        """The result stood on the payload's proof before a fault broke the stream."""
+        return "payload" in self.needs
 
 
 def surfaced_failure(report: ConsumerReport) -> bool:
@@ -56,12 +85,14 @@ def refuses_whole_stream(expect: Expect) -> bool:
     does not say the stream is unprovable (``complete: false`` with a success verdict is a
     stream cut at a message boundary, or a close-delimited body: a client that surfaces a
     failure there is cautious, not wrong)."""
-    return expects_success(expect) and expect.complete is not False
+    return expects_whole(expect)
 
 
-def unmet_needs(expect: Expect, lacks: Collection[str]) -> tuple[str, ...]:
-    """What the expectation needs (``expect.grading.needs``) that the consumer lacks."""
-    return tuple(need for need in expect.grading.needs if need in lacks)
+def more_than_the_result(report: ConsumerReport, expect: Expect) -> bool:
+    """A complete claim with more messages than the expectation's result holds."""
+    wanted = expect.accepted_messages
+    most = wanted.max if isinstance(wanted, CountRange) else wanted
+    return report.complete and most is not None and len(report.accepted) > most
 
 
 def grade(
@@ -69,39 +100,45 @@ def grade(
     mismatched: Sequence[str],
     expect: Expect,
     report: ConsumerReport | None,
-    lacks: Collection[str] = (),
+    circumstances: Circumstances = Circumstances(),
 ) -> Grade | None:
-    """The grade of a foreign consumer; ``mismatched`` are the expectation keys it missed,
-    ``lacks`` what it cannot be given (``Need``s: its client library has no such timeout or
-    limit, or it is below the payload layer)."""
+    """The grade of a foreign consumer; ``mismatched`` are the expectation keys it missed."""
     if outcome in (Outcome.ERROR, Outcome.INCONCLUSIVE):
         return None
-    # Invariants first: no need excuses a broken one, nor a verdict that never came.
+    # Safety and liveness first: no need excuses a broken invariant, nor a verdict never come.
     if outcome in (Outcome.NO_VERDICT, Outcome.VIOLATION) or report is None:
         return Grade.FAILED
     if outcome is Outcome.PASS:
         return Grade.STRICT
-    if unmet_needs(expect, lacks):
+    if more_than_the_result(report, expect):
+        return Grade.FAILED  # delivered more than was sent, whatever else it did
+    if circumstances.unmet:
         return Grade.INFORMATIONAL  # the case asks for what this consumer cannot be told
-    kinds = {_mismatch_grade(key, expect, report) for key in mismatched}
+    kinds = {_mismatch_grade(key, expect, report, circumstances) for key in mismatched}
     for worst in (Grade.FAILED, Grade.NON_STRICT, Grade.INFORMATIONAL):
         if worst in kinds:
             return worst
     return Grade.STRICT
 
 
-def _mismatch_grade(key: str, expect: Expect, report: ConsumerReport) -> Grade:
+def _mismatch_grade(
+    key: str, expect: Expect, report: ConsumerReport, circumstances: Circumstances
+) -> Grade:
     if expect.grading.is_informational(key):
         return Grade.INFORMATIONAL
     if key in ("verdict", "accepted_messages") and report.complete and expects_success(expect):
         return Grade.STRICT  # the whole stream taken (I2 held): its words, not ours, differ
-    if key == "complete":
+    if key == "complete" and report.complete:
         # Claiming complete where the case says "not provably complete" is informational: I2
-        # held (else the outcome would be a violation), so the link was not cut early and
-        # the claim is one no client can prove either way. Refusing a whole stream fails.
-        return Grade.INFORMATIONAL if report.complete else Grade.FAILED
-    if refuses_whole_stream(expect) or not surfaced_failure(report):
-        return Grade.FAILED  # a whole stream refused, or a failure kept from the application
+        # held (else the outcome would be a violation), so the link was not cut early and the
+        # claim is one no client can prove either way.
+        return Grade.INFORMATIONAL
+    if refuses_whole_stream(expect):
+        if surfaced_failure(report) and circumstances.proved_then_broken:
+            return Grade.NON_STRICT  # refused a result a fault broke after the payload proved it
+        return Grade.FAILED  # refused a stream that reached it whole
+    if not surfaced_failure(report):
+        return Grade.FAILED  # a failure kept from the application
     return Grade.NON_STRICT  # the failure surfaced, in other words or after more messages
 
 

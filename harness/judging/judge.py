@@ -21,7 +21,8 @@ from harness.evidence.connection import WireConnection, connection, needed_messa
 from harness.evidence.timeline import Timeline
 from harness.faults.effects import Effect
 from harness.faults.registry import fault_class
-from harness.judging.grades import grade, transported_grade
+from harness.judging.attempts import Attempts, Handed, attempt_problems, keeps_messages
+from harness.judging.grades import Circumstances, grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
@@ -62,6 +63,9 @@ class Observation:
     #: what a foreign consumer cannot be given (``Need``s its client library does not honour:
     #: ``grades.grade``); empty for a consumer told everything by the contract
     lacks: frozenset[str] = frozenset()
+    #: what the case's expectation needs the consumer to be given, derived from the case
+    #: (``needs.case_needs``; only a foreign consumer's grade reads it)
+    needs: frozenset[str] = frozenset()
 
     #: a short text of each message the producer can send, by digest (for diagnoses)
     previews: Mapping[str, str] = field(default_factory=dict)
@@ -126,7 +130,9 @@ def _listed(problems: Sequence[str]) -> str:
 
 def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Check]:
     """I1 per connection, every place it breaks; I3: I1 breaks on a connection that
-    followed a reconnect."""
+    followed a reconnect, or the accepted messages break the result across attempts
+    (``attempts.py``: a message of an abandoned attempt, one handed on twice, a gap at a
+    resume point)."""
     if obs.wire is None:
         skipped = "not judged: the producer's stream was not observed"
         return Check("I1", None, skipped), Check("I3", None, skipped)
@@ -142,26 +148,67 @@ def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Ch
         found = _subsequence_problems(accepted, sent, obs.preview)
         if found:
             problems[number] = [f"connection {number}: {p}" for p in found]
-    if problems:
-        every = [p for number in sorted(problems) for p in problems[number]]
-        later = [p for number in sorted(problems) if number > 1 for p in problems[number]]
-        i3 = (
-            Check("I3", False, _listed(later) + " (after a reconnect)")
-            if later
-            else Check("I3", True, "no reconnect involved")
-        )
-        return Check("I1", False, _listed(every)), i3
+    every = [p for number in sorted(problems) for p in problems[number]]
+    stale = [p for number in sorted(problems) if number > 1 for p in problems[number]]
+    across = attempt_problems(_handed(report, obs), _attempts(report, obs))
+    i1 = Check("I1", False, _listed(every)) if every else _integrity_held(report, obs)
+    return i1, _across_attempts(report, obs, stale, across, broke=bool(every))
+
+
+def _integrity_held(report: ConsumerReport, obs: Observation) -> Check:
     total = len(report.accepted)
     notes = [*obs.report_cuts]
     changed = sum(1 for a in report.accepted if obs.as_sent(a.sha256, a.connection) != a.sha256)
     if changed:
         notes.append(f"{changed} as the fault changed them, which no consumer can see")
     cut = f" ({'; '.join(notes)})" if notes else ""
+    return Check("I1", True, f"{total} accepted messages all byte-identical and in order{cut}")
+
+
+def _across_attempts(
+    report: ConsumerReport, obs: Observation, stale: list[str], across: list[str], *, broke: bool
+) -> Check:
+    """I3 from the stale bytes after a reconnect and the result's problems across attempts
+    (``broke``: I1 broke, on connection 1 alone)."""
+    if stale or across:
+        parts = [_listed(stale) + " (after a reconnect)"] if stale else []
+        if across:
+            parts.append(_listed(across))
+        return Check("I3", False, "; ".join(parts))
     connections = consumer_connections(report, obs)
-    return (
-        Check("I1", True, f"{total} accepted messages all byte-identical and in order{cut}"),
-        Check("I3", True, f"{connections} connection(s), no stale bytes accepted"),
+    if connections < 2:
+        held = (
+            "no reconnect involved"
+            if broke
+            else f"{connections} connection(s), no stale bytes accepted"
+        )
+        return Check("I3", True, held)
+    mode = "continued" if obs.resumes else "restarted"
+    return Check(
+        "I3",
+        True,
+        f"{connections} connections ({mode} stream), no stale bytes accepted, the result "
+        "held once each across attempts",
     )
+
+
+def _handed(report: ConsumerReport, obs: Observation) -> list[Handed]:
+    return [
+        Handed(
+            a.connection, obs.as_sent(a.sha256, a.connection), _shown(a.preview, a.sha256, a.size)
+        )
+        for a in report.accepted
+    ]
+
+
+def _attempts(report: ConsumerReport, obs: Observation) -> Attempts:
+    altered = {
+        r.connection
+        for r in obs.timeline.faults
+        if r.direction == "downstream" and not keeps_messages(r.name)
+    }
+    assert obs.wire is not None
+    return Attempts(obs.wire, obs.resumes, consumer_connections(report, obs), frozenset(altered))
 
 
 def consumer_connections(report: ConsumerReport, obs: Observation) -> int:
@@ -319,7 +366,8 @@ def judge(expect: Expect, obs: Observation) -> Judgement:
         return verdict
     missed = [] if obs.report is None else expectation_mismatches(obs.report, expect)
     keys = [m.key for m in missed]
-    graded = grade(verdict.outcome, keys, expect, obs.report, obs.lacks)
+    circumstances = Circumstances(obs.needs, obs.lacks)
+    graded = grade(verdict.outcome, keys, expect, obs.report, circumstances)
     if graded is Grade.FAILED and (transported := as_transported(obs)) is not None:
         graded = transported_grade(_judge(expect, transported).outcome)
     return replace(verdict, grade=graded)

@@ -86,6 +86,6 @@ def prepare(spec: LinkSpec) -> PreparedLink:
         request=expected.request,
         wire=expected.wire,
         spans=expected.spans,
-        messages=tuple(message.data for message in iter_payload(spec)),
-        content_messages=content_messages(spec),
+        messages=() if expected.refused else tuple(m.data for m in iter_payload(spec)),
+        content_messages=0 if expected.refused else content_messages(spec),
     )

@@ -30,7 +30,7 @@ from harness.proxy.server import ConnectionStore, LocatorFactory, Proxy, ProxyCo
 from harness.proxy.tlsio import ProxyTls
 from harness.running.external import ProgramOutput, run_external_consumer
 from harness.running.replay import ReplayProducer
-from harness.running.tls import consumer_tls, producer_tls, proxy_tls
+from harness.running.tls import ca_file, consumer_tls, producer_tls, proxy_tls
 from harness.scenario.model import Link, split_upstream
 from reference_impl.defaults import LOOPBACK
 from reference_impl.peers.consumer import run_consumer
@@ -102,7 +102,9 @@ async def consume(
     if link.consumer.function is not None:
         from harness.workers.invoke import run_python_consumer  # noqa: PLC0415 - only when used
 
-        consumed.report, consumed.problem = await run_python_consumer(link, LOOPBACK, port)
+        consumed.report, consumed.problem = await run_python_consumer(
+            link, LOOPBACK, port, ca_file=ca_file(link) or None
+        )
     elif link.consumer.command is not None:
         consumed.output = ProgramOutput()
         consumed.report, consumed.problem = await run_external_consumer(

@@ -20,6 +20,7 @@ from harness.errors import HarnessError, harness_error_in
 from harness.evidence.connection import WireConnection
 from harness.evidence.timeline import Timeline
 from harness.judging.judge import DeclaredFault, Observation, judge
+from harness.judging.needs import case_needs
 from harness.judging.results import CaseResult, Check, Outcome, Target, expectation_text
 from harness.link.case_wire import CaseWire, check_placeable
 from harness.link.prepared import MAX_SPANS_KEPT
@@ -108,6 +109,7 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         foreign=not _target(link).is_reference,
         transport_client=hands_on_transport(link.consumer.function),
         lacks=adapter_lacks(link.consumer.function),
+        needs=frozenset() if _target(link).is_reference else case_needs(scenario),
         previews=wire.previews(),
     )
     verdict = judge(scenario.expect, obs)

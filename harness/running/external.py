@@ -1,13 +1,14 @@
 """Users' own consumer programs: how tearline starts them and reads their verdict.
 
-The contract (``docs/consumer-contract.md``): tearline runs ``link.consumer.command`` with
-``{host}``, ``{port}``, ``{framing}``, ``{payload}`` replaced in its arguments and the same values
-in the environment (``TEARLINE_HOST``, ``TEARLINE_PORT``, ``TEARLINE_FRAMING``,
-``TEARLINE_PAYLOAD``, ``TEARLINE_INCOMPLETE_MESSAGE_TIMEOUT_MS``, ``TEARLINE_PROFILE``). The
-program connects, consumes one stream, and prints its report (one JSON object, see
-``reference_impl/report.py``) as the last line of its standard output. A program that hangs is
-killed at the case deadline (no verdict); one that exits without a valid report has no verdict
-either, and the diagnosis quotes its exit status and the tail of its standard error.
+The contract (``docs/consumer-contract.md``): tearline runs ``link.consumer.command`` with every
+``{name}`` of ``contract_values`` replaced in its arguments (where to connect, the framing and
+payload, every consumer setting of the case, the producer mode, the deadline, TLS) and the
+same values in the environment as ``TEARLINE_<NAME>``. The program connects, consumes one
+stream, and prints its report (one JSON object, see ``reference_impl/report.py``) as the last
+line of its standard output. A program that hangs is killed at the case deadline (no verdict);
+one that exits without a valid report has no verdict either, and the diagnosis quotes its exit
+status and the tail of its standard error. ``tearline consume`` takes every value as an option,
+and a Python consumer function gets them all in its ``LinkInfo``.
 
 Over TLS (``link.tls``) the program connects with TLS and is given the run CA's file as
 ``{ca_file}`` (``TEARLINE_CA_FILE``) and in the variables common clients read their trust store

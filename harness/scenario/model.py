@@ -507,10 +507,6 @@ class CountRange:
 
 
 Strictness = Literal["strict", "informational"]
-#: what an expectation can need a consumer to be given (``Grading.needs``): a link setting
-#: its client library must honour, or the payload's own rules (its end markers and
-#: completion proof), which a client below the payload layer does not know
-Need = Literal["idle_timeout", "incomplete_message_timeout", "max_message_bytes", "payload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -518,7 +514,8 @@ class Grading:
     """How a consumer other than the reference one is held to each key of ``expect``
     (``docs/grades.md``). Left out, a key follows the default rules: a missed verdict or count
     is ``non-strict`` when the consumer surfaced the failure, a complete claim the case cannot
-    disprove is informational, and anything else missed fails."""
+    disprove is informational, and anything else missed fails. What the expectation needs the
+    consumer to be given is derived from the case (``harness.judging.needs``), never written."""
 
     #: the expected verdict
     verdict: Strictness | None = None
@@ -527,10 +524,6 @@ class Grading:
     complete: Strictness | None = None
     #: the expected count of accepted messages
     accepted_messages: Strictness | None = None
-    #: what the expectation needs the consumer to be given: for a consumer that cannot be
-    #: (a client library with no such timeout or limit, or below the payload layer), every
-    #: key it misses is informational; a broken invariant still fails
-    needs: tuple[Need, ...] = ()
 
     def is_informational(self, key: str) -> bool:
         return bool(getattr(self, key, None) == "informational")

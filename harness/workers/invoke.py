@@ -84,16 +84,18 @@ async def run_python_consumer(
     *,
     deadline_s: float | None = None,
     pool: WorkerPool | None = None,
+    ca_file: str | None = None,
 ) -> tuple[ConsumerReport | None, str]:
     """Call the link's consumer function once against ``host:port``: (report, '') or (None,
-    why there is none). ``deadline_s`` counts from the call (default: the enclosing deadline)."""
+    why there is none). ``deadline_s`` counts from the call (default: the enclosing deadline);
+    ``ca_file``: the run's test CA, over TLS."""
     ref = _function(link)
     pool = pool or default_pool()
     worker = await _worker_for(ref, pool)
     if isinstance(worker, str):
         return None, worker
     budget = _budget(deadline_s)
-    info = link_info(link, host, port, deadline_s=budget)
+    info = link_info(link, host, port, deadline_s=budget, ca_file=ca_file)
     worker.clear_output()
     try:
         with trio.move_on_after(budget) as scope:

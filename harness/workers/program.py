@@ -4,13 +4,16 @@
 It reads the contract's ``TEARLINE_*`` environment (``docs/consumer-contract.md``), calls the
 function once, and prints the report ``harness.consumers.report`` builds as its last line; a
 call with no report prints the diagnosis on standard error and exits 1. The same function run
-this way and as ``--consumer-function`` gets the same report: what differs is the cost of
-starting a program per case (``docs/python-consumers.md``, "Overhead"), and what the contract
-does not pass (``ws_text``, the producer mode, the deadline: their defaults here).
+this way and as ``--consumer-function`` gets the same report and the same ``LinkInfo``: the
+contract passes every setting; only ``ws_text``, which the frames themselves say, keeps its
+default. What differs is the cost of starting a program per case (``docs/python-consumers.md``,
+"Overhead").
 """
 
 from __future__ import annotations
 
+import base64
+import json
 import os
 import sys
 from collections.abc import Mapping
@@ -34,19 +37,40 @@ def link_from_env(env: Mapping[str, str]) -> LinkInfo:
         value("framing"),
         value("payload"),
     )
+    pause = value("pause_at_message")
+    method, body = value("method"), b""
+    headers: tuple[tuple[str, str], ...] = ()
+    if value("request_file"):  # the whole request, headers and body included
+        with open(value("request_file"), encoding="utf-8") as file:
+            request = json.load(file)
+        method = request["method"]
+        headers = tuple((name, text) for name, text in request["headers"])
+        body = base64.b64decode(request["body"])
     return LinkInfo(
         host=host,
         port=port,
         framing=framing,
         payload=payload,
         profile=value("profile") if payload == "tokens" else None,
-        url=url_for(framing, host, port),
+        url=url_for(framing, host, port, value("path")),
+        path=value("path"),
+        method=method,
+        headers=headers,
+        body=body,
         incomplete_message_timeout_s=float(value("incomplete_message_timeout_ms")) / 1000,
         idle_timeout_s=float(value("idle_timeout_ms")) / 1000,
+        deadline_s=float(value("deadline_ms")) / 1000,
         max_reconnects=int(value("max_reconnects")),
         max_message_bytes=int(value("max_message_bytes")),
         accept_partial_at_safe_boundary=value("accept_partial_at_safe_boundary") == "true",
         sse_body=value("sse_body"),
+        producer_mode=value("producer_mode"),
+        read_bytes=int(value("read_bytes")),
+        pause_at_message=int(pause) if pause else None,
+        pause_s=float(value("pause_ms")) / 1000,
+        unframed=value("unframed") == "true",
+        tls=value("tls") == "true",
+        ca_file=value("ca_file") or None,
     )
 
 

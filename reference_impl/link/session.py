@@ -91,13 +91,13 @@ class ConsumerSession:
         """Start connection n+1 and return the bytes to send first."""
         if self._codec is not None and self._ending is None:
             raise RuntimeError("connect() before the previous connection ended")
-        if self._ending is not None and not self.config.resume:
+        if self._ending is not None and not (self.config.resume and self._last_id):
+            # a restarted stream's result stands alone: the abandoned attempt's messages are
+            # never handed on with it (the restart brings them again); a producer that would
+            # continue restarts too when no event id is there to resume after
             self._side = payload(self.config.payload).side(self.config)
-            if self.config.payload != "messages":
-                # an abandoned envelope or token stream is never handed on: the restarted
-                # stream's result stands alone
-                self._accepted.clear()
-                self._accepted_count = 0
+            self._accepted.clear()
+            self._accepted_count = 0
         options = self.config.framing_options
         if self.config.resume and self._last_id:
             options = replace(options, resume_id=self._last_id)
@@ -260,7 +260,9 @@ class ConsumerSession:
             self._accepted_count += 1
             if self.config.list_accepted:
                 self._accepted.append(Accepted.of(event.data, self.connection))
-            self._last_id = event.id or self._last_id
+            # the id in force at this event's dispatch: an empty one reset it (WHATWG: no
+            # Last-Event-ID then), and it persists across events that have none of their own
+            self._last_id = event.id
 
     def _fail(
         self, err: CodecError, end: str, now: float | None = None, *, refused_by: str = ""

@@ -81,6 +81,8 @@ class ExpectedWire:
     spans: tuple[tuple[int, int], ...]
     #: offset of the stream's end (trailers, close frame, chunk terminator) bytes
     end_span: tuple[int, int]
+    #: the producer refused the request (its route serves another): the wire is the refusal
+    refused: bool = False
 
     @property
     def messages(self) -> int:
@@ -148,6 +150,9 @@ def expected_wire(spec: LinkSpec) -> ExpectedWire:
     pipe = _Pipe(client, server)
     pipe.pump()
     spans: list[tuple[int, int]] = []
+    if server.refused is not None:  # the route does not serve the request: no stream
+        wire = bytes(pipe.wire)
+        return ExpectedWire(request, wire, (), (len(wire), len(wire)), refused=True)
     for message in iter_payload(spec):
         start = len(pipe.wire)
         server.send_message(message)
@@ -171,11 +176,12 @@ def decode_changed(
     server.receive_data(client.initiate())
     pipe = _Pipe(client, server, changes)
     pipe.pump()
-    for message in iter_payload(spec):
-        server.send_message(message)
+    if server.refused is None:  # a refused request is answered with no stream
+        for message in iter_payload(spec):
+            server.send_message(message)
+            pipe.pump()
+        server.end()
         pipe.pump()
-    server.end()
-    pipe.pump()
     if pipe.error is None:
         try:
             pipe.events += client.receive_eof()

@@ -34,16 +34,41 @@ BUGS: dict[str, tuple[str, str]] = {
     ),
     "splitlines": ("splitlines", "splits NDJSON with str.splitlines"),
     "trusts-any-length": ("trusts_length", "trusts any declared length"),
+    "keeps-abandoned-attempt": (
+        "keeps_abandoned",
+        "keeps the abandoned attempt's messages after a restart and appends the replay",
+    ),
+    "appends-replay-twice": ("replay_twice", "appends a reconnect's replay to the result twice"),
+    "loses-resume-message": ("loses_resume", "loses the message at the resume point"),
+    "sse-joins-data-lines": (
+        "sse_rules joins-data-lines",
+        "joins the lines of a multi-line SSE data without LF",
+    ),
 }
+#: consumers that are right, fail-closed where the reference is bold: caught by no case
+CORRECT: dict[str, tuple[str, str]] = {
+    "refuses-after-proof": (
+        "cautious",
+        "refuses a result the payload proved when the framing's end then does not come",
+    ),
+}
+#: the consumer settings a broken consumer honours when the contract passes them (its module's
+#: ``HONOURS`` adds to these); a case that sets any other is not asked of it
+HONOURED = frozenset(
+    {"incomplete_message_timeout_ms", "idle_timeout_ms", "accept_partial_at_safe_boundary"}
+)
 
 
 @dataclass(frozen=True, slots=True)
 class BrokenConsumer:
     name: str
+    #: the module, and its argument if it takes one (``sse_rules joins-data-lines``)
     module: str
     bug: str
     framings: tuple[str, ...]
     payloads: tuple[str, ...]
+    #: the consumer settings it honours (``HONOURED`` and its module's ``HONOURS``)
+    honours: frozenset[str] = HONOURED
 
     @property
     def command(self) -> str:
@@ -54,10 +79,20 @@ class BrokenConsumer:
         return framing in self.framings and payload in self.payloads
 
 
+def _consumers(table: dict[str, tuple[str, str]]) -> list[BrokenConsumer]:
+    out = []
+    for name, (module, bug) in table.items():
+        loaded = importlib.import_module(f"tests.broken.{module.split()[0]}")
+        honours = HONOURED | frozenset(getattr(loaded, "HONOURS", ()))
+        out.append(BrokenConsumer(name, module, bug, loaded.FRAMINGS, loaded.PAYLOADS, honours))
+    return out
+
+
 def broken_consumers() -> list[BrokenConsumer]:
     """Every broken consumer, in ``BUGS`` order."""
-    out = []
-    for name, (module, bug) in BUGS.items():
-        loaded = importlib.import_module(f"tests.broken.{module}")
-        out.append(BrokenConsumer(name, module, bug, loaded.FRAMINGS, loaded.PAYLOADS))
-    return out
+    return _consumers(BUGS)
+
+
+def correct_consumers() -> list[BrokenConsumer]:
+    """The consumers that are right in their own way (``CORRECT``): graded ``failed`` nowhere."""
+    return _consumers(CORRECT)

@@ -2,10 +2,10 @@
 
 A broken consumer is a small program a team might have written: it reads its target from the
 environment tearline sets (``TEARLINE_HOST``, ``TEARLINE_PORT``, ``TEARLINE_FRAMING``,
-``TEARLINE_PAYLOAD``, ``TEARLINE_PROFILE``, ``TEARLINE_INCOMPLETE_MESSAGE_TIMEOUT_MS``), consumes
-one stream and prints one JSON report (``reference_impl.report``) as its last line of output.
-Nothing in this module is buggy: each bug lives in its own module, so that a catch is always
-the catch of that one bug.
+``TEARLINE_PAYLOAD``, ``TEARLINE_PROFILE``, the timeouts, ``TEARLINE_MAX_RECONNECTS``,
+``TEARLINE_PRODUCER_MODE``, ...: ``docs/consumer-contract.md``), consumes one stream and prints
+one JSON report (``reference_impl.report``) as its last line of output. Nothing in this module is
+buggy: each bug lives in its own module, so that a catch is always the catch of that one bug.
 """
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from dataclasses import dataclass, field
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport, Recorded, to_json
 
-#: how long a consumer waits at a message boundary before calling the link dead (the
-#: scenario default ``idle_timeout_ms``; the contract does not pass it)
+#: how long a consumer waits at a message boundary before calling the link dead when the
+#: contract does not say (the scenario default ``idle_timeout_ms``)
 IDLE_TIMEOUT_S = 5.0
 READ_BYTES = 65536
 ALL_PAYLOADS = ("messages", "envelope", "tokens")
@@ -35,6 +35,13 @@ class Target:
     payload: str
     profile: str
     incomplete_message_timeout_s: float
+    idle_timeout_s: float = IDLE_TIMEOUT_S
+    max_reconnects: int = 0
+    #: what a reconnect gets: ``restart`` (the stream again) or ``continue`` (SSE, resumed
+    #: after the ``Last-Event-ID`` sent)
+    producer_mode: str = "restart"
+    sse_body: str = "chunked"
+    accept_partial_at_safe_boundary: bool = False
 
     @classmethod
     def from_env(cls) -> Target:
@@ -49,6 +56,14 @@ class Target:
                 env.get("TEARLINE_INCOMPLETE_MESSAGE_TIMEOUT_MS", "1000")
             )
             / 1000,
+            idle_timeout_s=float(env.get("TEARLINE_IDLE_TIMEOUT_MS", "5000")) / 1000,
+            max_reconnects=int(env.get("TEARLINE_MAX_RECONNECTS", "0")),
+            producer_mode=env.get("TEARLINE_PRODUCER_MODE", "restart"),
+            sse_body=env.get("TEARLINE_SSE_BODY", "chunked"),
+            accept_partial_at_safe_boundary=env.get(
+                "TEARLINE_ACCEPT_PARTIAL_AT_SAFE_BOUNDARY", "false"
+            )
+            == "true",
         )
 
 
@@ -76,7 +91,7 @@ def read_some(
     connection ended, ``end`` being ``"eof"`` (FIN), ``"rst"`` or ``"timeout"``. A consumer in
     the middle of a message waits ``incomplete_message_timeout`` for the next byte; at a
     boundary, the idle timeout."""
-    sock.settimeout(target.incomplete_message_timeout_s if in_message else IDLE_TIMEOUT_S)
+    sock.settimeout(target.incomplete_message_timeout_s if in_message else target.idle_timeout_s)
     try:
         data = sock.recv(size)
     except TimeoutError:

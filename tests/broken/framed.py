@@ -13,9 +13,8 @@ from collections.abc import Iterator
 
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message, StreamEnd
-from reference_impl.framing import make_client
+from reference_impl.framing import FramingOptions, make_client
 from tests.broken.contract import (
-    IDLE_TIMEOUT_S,
     READ_BYTES,
     Tally,
     Target,
@@ -45,9 +44,12 @@ class FramedReader:
     """Iterate ``messages()``; afterwards ``end``, ``error`` and ``stream_end`` say how the
     connection ended and ``partial`` holds the bytes of a message cut short."""
 
-    def __init__(self, sock: socket.socket, target: Target, tally: Tally) -> None:
+    def __init__(
+        self, sock: socket.socket, target: Target, tally: Tally, resume_id: str = ""
+    ) -> None:
         self.sock, self.target, self.tally = sock, target, tally
-        self.codec = make_client(target.framing)
+        options = FramingOptions(resume_id=resume_id, sse_body=target.sse_body)
+        self.codec = make_client(target.framing, options)
         self.end = ""
         self.error: CodecError | None = None
         self.stream_end: StreamEnd | None = None
@@ -65,7 +67,7 @@ class FramedReader:
         """How long to wait for the next byte (None: for ever)."""
         if self.in_message:
             return self.target.incomplete_message_timeout_s
-        return IDLE_TIMEOUT_S
+        return self.target.idle_timeout_s
 
     def messages(self) -> Iterator[Message]:
         send(self.sock, self.codec.initiate())

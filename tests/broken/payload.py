@@ -24,9 +24,13 @@ from tests.broken.contract import Tally, Target
 
 def make_side(target: Target) -> PayloadSide:
     """The reference payload's own check (the registry's), for the target's payload."""
-    return payload(target.payload).side(
-        ConsumerConfig(target.framing, target.payload, target.profile)
+    config = ConsumerConfig(
+        target.framing,
+        target.payload,
+        target.profile,
+        accept_partial_at_safe_boundary=target.accept_partial_at_safe_boundary,
     )
+    return payload(target.payload).side(config)
 
 
 class PayloadLayer:
@@ -47,6 +51,15 @@ class PayloadLayer:
             self.error = err
             return False
         return True
+
+    def finished(
+        self, end: str, error: CodecError | None, stream_end: StreamEnd | None, in_message: bool
+    ) -> bool:
+        """Did the stream reach its end as far as the payload can tell (a reconnect would not
+        help)? A refusal is a verdict too."""
+        if self.error is not None:
+            return True
+        return bool(self._side.finished(Ending(end, error, b"", stream_end, in_message)))
 
     def conclude(
         self,

@@ -1,12 +1,12 @@
 """Which library cases the detection-power test runs, and against which consumer.
 
-1. **The contract can express the case.** A consumer program learns only its framing, payload,
-   token profile and ``incomplete_message_timeout_ms`` from tearline (``harness/external.py``).
-   Cases that need any other consumer setting (``idle_timeout_ms``, ``max_reconnects``,
-   ``read_bytes``, ``pause_at_message``, ``accept_partial_at_safe_boundary``,
-   ``framing_options.max_message_bytes``) cannot be asked of a program, so they are left out.
-   (``tearline consume``, the reference program, has no option for the timeout it is told and
-   waits its default 1 s; where that changes a verdict, the reference fails the case.)
+1. **The consumer honours the case's settings.** The contract tells a consumer program every
+   setting of the case (``harness/running/external.py``: ``contract_values``), but a broken
+   consumer is a small program that honours only some of them (``catalogue.HONOURED``, plus its
+   module's ``HONOURS``: the reconnecting ones honour ``max_reconnects``). A case that sets any
+   other consumer setting away from its default (``read_bytes``, ``pause_at_message``,
+   ``unframed``, ``framing_options.max_message_bytes`` ...) is not asked of it: failing there
+   would be a second bug, not the one under test. The reference program honours them all.
 2. **The consumer speaks the link**: a consumer runs the cases over its framings and payloads,
    as a team runs ``tearline run --framing ... --payload ...`` for its own program.
 3. **One case per scenario**: a sweep over framings, offsets or seeds multiplies the runtime
@@ -20,7 +20,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Collection, Iterable
 from dataclasses import fields
 
 from harness.scenario import Case, ConsumerConfig, FramingConfig
@@ -28,20 +28,25 @@ from harness.scenario import Case, ConsumerConfig, FramingConfig
 MAX_PER_CONSUMER = 50
 _DEFAULT_CONSUMER = ConsumerConfig()
 _DEFAULT_MAX_MESSAGE = FramingConfig().max_message_bytes
-#: consumer settings a consumer program is not told (``command`` is the program itself)
-_UNSAID = tuple(
-    f.name
-    for f in fields(ConsumerConfig)
-    if f.name not in ("command", "incomplete_message_timeout_ms")
+#: consumer settings that are the program itself, not what it is told
+_PROGRAM = ("command", "function")
+#: every setting the reference program honours (the whole contract)
+EVERY_SETTING = frozenset(
+    {f.name for f in fields(ConsumerConfig) if f.name not in _PROGRAM} | {"max_message_bytes"}
 )
 
 
-def contract_can_express(case: Case) -> bool:
-    """Rule 1: every consumer setting of the case is one a consumer program is told (or the
-    default, which it assumes)."""
+def honours_the_case(case: Case, honours: Collection[str]) -> bool:
+    """Rule 1: every consumer setting of the case away from its default is one the consumer
+    honours."""
     link = case.scenario.link
-    return link.framing_options.max_message_bytes == _DEFAULT_MAX_MESSAGE and all(
-        getattr(link.consumer, name) == getattr(_DEFAULT_CONSUMER, name) for name in _UNSAID
+    sized = link.framing_options.max_message_bytes != _DEFAULT_MAX_MESSAGE
+    if sized and "max_message_bytes" not in honours:
+        return False
+    return all(
+        getattr(link.consumer, f.name) == getattr(_DEFAULT_CONSUMER, f.name)
+        for f in fields(ConsumerConfig)
+        if f.name not in _PROGRAM and f.name not in honours
     )
 
 
@@ -64,12 +69,16 @@ def file_of(key: str) -> str:
     return key.split("::", 1)[0]
 
 
-def cases_for(cases: Iterable[Case], speaks: Callable[[str, str], bool]) -> list[Case]:
+def cases_for(
+    cases: Iterable[Case],
+    speaks: Callable[[str, str], bool],
+    honours: Collection[str] = EVERY_SETTING,
+) -> list[Case]:
     """Rules 1 to 3 for one consumer: one case per scenario it speaks, or one per scenario file
     (its first scenario there) when that would be more than ``MAX_PER_CONSUMER``."""
     groups: dict[str, list[Case]] = {}
     for case in cases:
-        if contract_can_express(case):
+        if honours_the_case(case, honours):
             groups.setdefault(scenario_key(case), []).append(case)
     mine: dict[str, Case] = {}
     for turn, (key, group) in enumerate(groups.items()):

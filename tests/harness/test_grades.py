@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import hashlib
+from dataclasses import replace
 
 import pytest
 
 from harness.consumers.catalogue import ADAPTERS, hands_on_transport, lacks
+from harness.consumers.catalogue import NEEDS as CATALOGUE_NEEDS
 from harness.evidence.connection import WireConnection
 from harness.evidence.timeline import Timeline
-from harness.judging.grades import grade
+from harness.judging.grades import Circumstances, grade
 from harness.judging.judge import Judgement, Observation, judge
+from harness.judging.needs import NEEDS
 from harness.judging.results import Grade, Outcome
 from harness.scenario import Expect, ScenarioError, load_text
 from harness.scenario.model import Grading
@@ -178,43 +181,46 @@ def test_a_failure_surfaced_where_completeness_is_unprovable_is_non_strict() -> 
     assert grade(Outcome.FAIL, ["verdict"], expect, QUIET) is Grade.FAILED
 
 
-# --- what an expectation needs a consumer to be given (expect.grading.needs) --------------
+# --- what an expectation needs a consumer to be given (derived: harness/judging/needs.py) --
 
-STALL = Expect(
-    verdict="STALE_PARTIAL_BUFFER",
-    complete=False,
-    accepted_messages=2,
-    grading=Grading(needs=("incomplete_message_timeout",)),
-)
+STALL = Expect(verdict="STALE_PARTIAL_BUFFER", complete=False, accepted_messages=2)
+NEEDS_TIMEOUT = frozenset({"incomplete_message_timeout"})
 
 
 def test_an_expectation_that_needs_what_the_consumer_lacks_is_informational() -> None:
     """A client library without the seed's incomplete-message timeout waits a stall out and
     takes the whole stream: it missed every key, but was never told the timeout."""
     missed = ["verdict", "complete", "accepted_messages"]
-    lacks = frozenset({"incomplete_message_timeout"})
-    assert grade(Outcome.FAIL, missed, STALL, CLEAN, lacks) is Grade.INFORMATIONAL
+    lacking = Circumstances(needs=NEEDS_TIMEOUT, lacks=NEEDS_TIMEOUT)
+    assert grade(Outcome.FAIL, missed, STALL, CLEAN, lacking) is Grade.INFORMATIONAL
 
 
 def test_a_consumer_given_what_the_expectation_needs_is_held_to_it() -> None:
     """A consumer told the timeout (the contract passes it; an adapter that honours it) that
-    waits the stall out and claims complete: the default rules, which fail a failure kept
-    from the application."""
+    waits the stall out and ends quietly: the default rules, which fail a failure kept from
+    the application."""
     missed = ["verdict", "complete", "accepted_messages"]
-    assert grade(Outcome.FAIL, missed, STALL, QUIET) is Grade.FAILED
-    assert grade(Outcome.FAIL, missed, STALL, QUIET, frozenset({"idle_timeout"})) is Grade.FAILED
+    told = Circumstances(needs=NEEDS_TIMEOUT)
+    assert grade(Outcome.FAIL, missed, STALL, QUIET, told) is Grade.FAILED
+    other = Circumstances(needs=NEEDS_TIMEOUT, lacks=frozenset({"idle_timeout"}))
+    assert grade(Outcome.FAIL, missed, STALL, QUIET, other) is Grade.FAILED
 
 
 @pytest.mark.parametrize("outcome", [Outcome.VIOLATION, Outcome.NO_VERDICT])
 def test_no_need_excuses_a_broken_invariant(outcome: Outcome) -> None:
     """A stale or corrupted message handed on, a complete claim from a cut link, no verdict in
     time: failed whatever the expectation needs."""
-    lacks = frozenset({"incomplete_message_timeout"})
-    assert grade(outcome, [], STALL, CLEAN, lacks) is Grade.FAILED
+    lacking = Circumstances(needs=NEEDS_TIMEOUT, lacks=NEEDS_TIMEOUT)
+    assert grade(outcome, [], STALL, CLEAN, lacking) is Grade.FAILED
 
 
 def test_a_consumer_that_meets_an_expectation_it_lacks_the_means_for_is_strict() -> None:
-    assert grade(Outcome.PASS, [], STALL, RAISED, frozenset(STALL.grading.needs)) is Grade.STRICT
+    lacking = Circumstances(needs=NEEDS_TIMEOUT, lacks=NEEDS_TIMEOUT)
+    assert grade(Outcome.PASS, [], STALL, RAISED, lacking) is Grade.STRICT
+
+
+def test_the_adapters_and_the_derivation_know_the_same_needs() -> None:
+    assert CATALOGUE_NEEDS == NEEDS
 
 
 def test_what_each_adapter_lacks() -> None:
@@ -245,12 +251,13 @@ def test_what_each_adapter_lacks() -> None:
 
 def test_the_reference_consumer_is_held_to_an_expectation_whatever_it_needs() -> None:
     """Not foreign: no grade, the outcome alone."""
-    obs = Observation(report=QUIET, timeline=Timeline(), lacks=frozenset(STALL.grading.needs))
+    obs = Observation(report=QUIET, timeline=Timeline(), lacks=NEEDS_TIMEOUT, needs=NEEDS_TIMEOUT)
     verdict = judge(STALL, obs)
     assert (verdict.outcome, verdict.grade) == (Outcome.FAIL, None)
 
 
-def test_grading_needs_in_a_scenario_file() -> None:
+def test_needs_are_never_written_in_a_scenario_file() -> None:
+    """``expect.grading.needs`` is no key: what an expectation needs is the case's to say."""
     text = """
 name: stall
 description: A stall past the incomplete-message timeout.
@@ -261,11 +268,59 @@ expect:
   verdict: STALE_PARTIAL_BUFFER
   grading: {needs: [incomplete_message_timeout]}
 """
-    (scenario,) = load_text(text)
-    assert scenario.expect.grading.needs == ("incomplete_message_timeout",)
     with pytest.raises(ScenarioError) as err:
-        load_text(text.replace("incomplete_message_timeout]", "patience]"))
-    assert "expect.grading.needs" in str(err.value)
+        load_text(text)
+    assert [issue.key_path for issue in err.value.issues] == ["expect.grading.needs"]
+
+
+# --- the principles: more than the result, refusing a result the payload had proved --------
+
+
+def test_a_complete_claim_with_more_messages_than_the_result_holds_fails() -> None:
+    """Four frames became six (the abandoned attempt kept, the replay appended), I1 holding
+    for each: more than was sent is a defect, never the client's own words."""
+    expect = Expect(verdict="RESULT_VERIFIED", complete=True, accepted_messages=5)
+    seven = ConsumerReport("COMPLETE", True, accepted=tuple(Accepted(M1, 2) for _ in range(7)))
+    assert grade(Outcome.FAIL, ["verdict", "accepted_messages"], expect, seven) is Grade.FAILED
+    four = ConsumerReport("COMPLETE", True, accepted=tuple(Accepted(M1, 2) for _ in range(4)))
+    assert grade(Outcome.FAIL, ["verdict", "accepted_messages"], expect, four) is Grade.STRICT
+
+
+def test_more_messages_handed_on_before_a_raise_are_non_strict() -> None:
+    """Streamed before the failure surfaced (each proven real by I1): not a complete claim."""
+    expect = Expect(verdict="STALE_PARTIAL_BUFFER", complete=False, accepted_messages=2)
+    three = replace(RAISED, accepted=tuple(Accepted(M1, 2) for _ in range(3)))
+    assert grade(Outcome.FAIL, ["verdict", "accepted_messages"], expect, three) is (
+        Grade.NON_STRICT
+    )
+
+
+PROVED = Expect(verdict="COMPLETE_EXPLICIT", complete=True, accepted_messages=4)
+MISSED = ["verdict", "complete", "accepted_messages"]
+
+
+def test_refusing_a_result_a_fault_broke_after_the_payload_proved_it_is_non_strict() -> None:
+    """``[DONE]`` came, then the HTTP body was cut: a fail-closed client that raises on the cut
+    body (what the OpenAI SDK does on an incomplete chunked read) is cautious, not broken."""
+    proved = Circumstances(needs=frozenset({"payload"}))
+    assert grade(Outcome.FAIL, MISSED, PROVED, RAISED, proved) is Grade.NON_STRICT
+
+
+def test_refusing_a_stream_that_reached_the_consumer_whole_fails() -> None:
+    """No fault broke the stream, or one broke it before the payload's proof and the result
+    still came whole (a comment inside an event): refusing it is the defect."""
+    assert grade(Outcome.FAIL, MISSED, PROVED, RAISED) is Grade.FAILED
+
+
+def test_a_result_the_payload_proved_kept_quiet_still_fails() -> None:
+    """Ending quietly without the result is no caution: the application is told nothing."""
+    proved = Circumstances(needs=frozenset({"payload"}))
+    assert grade(Outcome.FAIL, MISSED, PROVED, QUIET, proved) is Grade.FAILED
+
+
+def test_a_transport_client_lacking_the_payload_is_informational_there() -> None:
+    proved = Circumstances(needs=frozenset({"payload"}), lacks=frozenset({"payload"}))
+    assert grade(Outcome.FAIL, MISSED, PROVED, QUIET, proved) is Grade.INFORMATIONAL
 
 
 # --- a transport client and messages a fault added after the end (payload_added) ----------
