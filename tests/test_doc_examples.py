@@ -1,7 +1,8 @@
 """Every example in the README and the docs runs: a doc example that stops passing fails CI.
 
 - ``yaml`` blocks that are scenarios (their first line that is not a comment starts with
-  ``name:`` or ``- name:``) are run against the reference link, and every case must pass;
+  ``name:`` or ``- name:``, after a ``format:`` line if any) are run against the reference
+  link, and every case must pass;
 - ``yaml`` blocks that are faults files (``faults:``) load as ``tearline proxy --faults``;
 - every ``tearline ...`` line in ``sh`` blocks parses with the real command-line parser.
 """
@@ -41,8 +42,10 @@ class Block:
 
     @property
     def head(self) -> str:
-        """The first line that is not a comment."""
+        """The first line that is not a comment (nor the file's ``format:``)."""
         lines = [line for line in self.text.splitlines() if not line.startswith("#")]
+        if lines and lines[0].startswith("format:"):
+            lines = lines[1:]
         return lines[0] if lines else ""
 
 

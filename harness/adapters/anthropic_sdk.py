@@ -9,6 +9,7 @@ SDK's retries follow the link's reconnect budget; its read timeout is the link's
 from __future__ import annotations
 
 from collections.abc import AsyncIterator, Iterator
+from typing import Any
 
 import anthropic
 from anthropic.types import MessageParam
@@ -24,16 +25,18 @@ PROMPT: list[MessageParam] = [{"role": "user", "content": "stream to tearline"}]
 class _Anthropic(anthropic.Anthropic):
     recorder: Recorder
 
-    def _make_sse_decoder(self) -> Recorder:
-        self.recorder = Recorder(super()._make_sse_decoder())
+    # Any arguments: the SDK's releases differ in what they pass (2.16 added ``options``).
+    def _make_sse_decoder(self, *args: Any, **kwargs: Any) -> Recorder:
+        self.recorder = Recorder(super()._make_sse_decoder(*args, **kwargs))
         return self.recorder
 
 
 class _AsyncAnthropic(anthropic.AsyncAnthropic):
     recorder: Recorder
 
-    def _make_sse_decoder(self) -> Recorder:
-        self.recorder = Recorder(super()._make_sse_decoder())
+    # Any arguments: the SDK's releases differ in what they pass (2.16 added ``options``).
+    def _make_sse_decoder(self, *args: Any, **kwargs: Any) -> Recorder:
+        self.recorder = Recorder(super()._make_sse_decoder(*args, **kwargs))
         return self.recorder
 
 

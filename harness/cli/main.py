@@ -18,6 +18,7 @@ from harness.cli import proxy as proxy_command
 from harness.cli import record as record_command
 from harness.cli import rules as rules_command
 from harness.cli import scenario as scenario_commands
+from harness.cli import upgrade as upgrade_command
 from harness.cli.linkargs import (
     add_consumer_arguments,
     add_link_arguments,
@@ -117,6 +118,7 @@ def build_parser() -> argparse.ArgumentParser:
     hunt_command.add_parser(sub)
     record_command.add_parser(sub)
     rules_command.add_parser(sub)
+    upgrade_command.add_parser(sub)
     return parser
 
 
@@ -131,6 +133,7 @@ SYNC_COMMANDS = {
     "hunt": hunt_command.hunt,
     "record": record_command.record,
     "rules": rules_command.rules,
+    "upgrade": upgrade_command.upgrade,
 }
 
 

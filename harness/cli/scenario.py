@@ -1,4 +1,10 @@
-"""``tearline run | validate | list | schema``: the scenario side of the command."""
+"""``tearline run | validate | list | schema``: the scenario side of the command.
+
+``run``, ``validate`` and ``list`` read each file on its own: a file that does not load (or
+expand) is reported as ``file:line: key.path: message`` on stderr and left out, the others are
+run or listed, and the exit status is 2. Warnings about deprecated forms go to stderr too
+(``validate --strict`` makes them errors).
+"""
 
 from __future__ import annotations
 
@@ -23,8 +29,9 @@ from harness.scenario.selection import SelectionError
 from reference_impl.payload import tokens
 
 if TYPE_CHECKING:
+    from harness.config.issues import SchemaIssue
     from harness.judging.results import CaseResult
-    from harness.scenario import Case
+    from harness.scenario import Case, Library
 
 # The runner, the proxy and rich are imported where used, so that `tearline consume` (which
 # shares this parser) starts fast.
@@ -83,6 +90,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     add_request_arguments(run)
     validate = sub.add_parser("validate", help="check scenario files without running them")
     validate.add_argument("paths", nargs="+", metavar="PATH")
+    validate.add_argument(
+        "--strict",
+        action="store_true",
+        help="a warning about a deprecated form is an error (exit 2), for CI",
+    )
     listing = sub.add_parser("list", help="list the cases scenario files expand to")
     listing.add_argument("paths", nargs="+", metavar="PATH")
     listing.add_argument("-k", dest="select", default="", metavar="EXPR")
@@ -216,11 +228,40 @@ def _fail(message: str) -> int:
 
 
 def load_cases(paths: Sequence[str], select: str = "") -> list[Case]:
-    """Load, validate and expand; raises ScenarioError / SelectionError
+    """Load, validate and expand, all or nothing; raises ScenarioError / SelectionError
     (``harness.link.library``, imported here: not for ``tearline --help``)."""
     from harness.link.library import load_cases as load  # noqa: PLC0415
 
     return load(paths, select)
+
+
+def load_files(paths: Sequence[str], select: str = "", *, strict: bool = False) -> Library:
+    """Each file loaded and expanded on its own (``harness.link.library.cases_of_files``);
+    every problem and warning is printed on stderr, as ``file:line: key.path: message``.
+    Raises SelectionError, or RunLimitError for more cases than a run may have."""
+    from harness.link.library import cases_of_files  # noqa: PLC0415
+
+    library = cases_of_files(paths, select, strict=strict)
+    for issue in sorted(
+        [*library.problems, *library.warnings], key=lambda issue: _order(library, issue)
+    ):
+        print(issue, file=sys.stderr)
+    return library
+
+
+def _order(library: Library, issue: SchemaIssue) -> tuple[int, int]:
+    """Issues and warnings file by file, in the order the files were read, then by line."""
+    files = [load.file for load in library.loads]
+    return (files.index(issue.file) if issue.file in files else len(files), issue.line)
+
+
+def _not_run(library: Library) -> None:
+    """The reminder after a run's summary: the files that were left out."""
+    for load in library.failed:
+        first = load.issues[0]
+        where = f"{first.file}:{first.line}" if first.line else first.file
+        count = f"{len(load.issues)} problem(s)"
+        print(f"not run: {where}: {count}, listed before the cases ran", file=sys.stderr)
 
 
 def print_warnings(cases: Sequence[Case]) -> None:
@@ -240,9 +281,12 @@ def print_warnings(cases: Sequence[Case]) -> None:
         print(line, file=sys.stderr)
 
 
-def targeted_cases(args: argparse.Namespace) -> list[Case]:
-    """The selected cases, filtered and retargeted by the 'your own link' options."""
-    cases = [case for case in load_cases(args.paths, args.select) if _fits(case, args)]
+def targeted_cases(args: argparse.Namespace, cases: Sequence[Case] | None = None) -> list[Case]:
+    """The selected cases (``cases``, else those of ``args.paths``, all or nothing), filtered
+    and retargeted by the 'your own link' options."""
+    if cases is None:
+        cases = load_cases(args.paths, args.select)
+    cases = [case for case in cases if _fits(case, args)]
     consumer, upstream = getattr(args, "consumer", None), getattr(args, "upstream", None)
     function = getattr(args, "consumer_function", None)
     if consumer is not None and function is not None:
@@ -347,11 +391,12 @@ def run(args: argparse.Namespace) -> int:
 
     console = Console(stderr=False)
     try:
-        cases = targeted_cases(args)
+        library = load_files(args.paths, args.select)
+        cases = targeted_cases(args, library.cases)
     except (ScenarioError, SelectionError) as err:
         return _fail(str(err))
     if not cases:
-        return _fail("no cases selected")
+        return EXIT_BAD_INPUT if library.failed else _fail("no cases selected")
     print_warnings(cases)
     if any(case.scenario.link.tls for case in cases):
         from harness.running.certificates import run_authority  # noqa: PLC0415 - trustme only when asked
@@ -387,27 +432,33 @@ def run(args: argparse.Namespace) -> int:
         )
         took = time.monotonic() - writing
         console.print(f"reports: {written} (written in {took:.2f} s)", soft_wrap=True)
+    if library.failed:  # a file that does not load is bad input, whatever the others did
+        _not_run(library)
+        return EXIT_BAD_INPUT
     return 0 if all(r.ok for r in results) else 1
 
 
 def validate(args: argparse.Namespace) -> int:
     try:
-        cases = load_cases(args.paths)
+        library = load_files(args.paths, strict=args.strict)
     except ScenarioError as err:
         return _fail(str(err))
-    print_warnings(cases)
-    print(f"ok: {len(cases)} cases")
+    print_warnings(library.cases)
+    if library.failed:
+        return EXIT_BAD_INPUT
+    print(f"ok: {len(library.cases)} cases")
     return 0
 
 
 def list_cases(args: argparse.Namespace) -> int:
     try:
-        cases = targeted_cases(args)
+        library = load_files(args.paths, args.select)
+        cases = targeted_cases(args, library.cases)
     except (ScenarioError, SelectionError) as err:
         return _fail(str(err))
     for case in cases:
         print(f"{case.case_id}  seed={case.seed}")
-    return 0
+    return EXIT_BAD_INPUT if library.failed else 0
 
 
 def schema(args: argparse.Namespace) -> int:

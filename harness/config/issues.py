@@ -94,6 +94,8 @@ class SchemaIssue:
     line: int
     key_path: str
     message: str
+    #: a warning (a deprecated form, still read) rather than a mistake
+    warning: bool = False
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "file", one_line(self.file))
@@ -102,11 +104,17 @@ class SchemaIssue:
 
     def __str__(self) -> str:
         where = f"{self.file}:{self.line}" if self.line else self.file
+        if self.warning:
+            where += ": warning"
         return (
             f"{where}: {self.key_path}: {self.message}"
             if self.key_path
             else f"{where}: {self.message}"
         )
+
+    def as_error(self) -> SchemaIssue:
+        """This issue as a mistake (``validate --strict`` makes warnings errors)."""
+        return SchemaIssue(self.file, self.line, self.key_path, self.message)
 
 
 class ScenarioError(HarnessError, ValueError):
@@ -129,13 +137,15 @@ class Issues:
 
     file: str
     items: list[SchemaIssue] = field(default_factory=list)
+    #: whether what is added here are warnings
+    warning: bool = False
     #: issues past the cap: how many, and the line of the first
     dropped: int = 0
     first_dropped: int = 0
     _seen: set[SchemaIssue] = field(default_factory=set)
 
     def add(self, line: int, path: KeyPath, message: str) -> None:
-        issue = SchemaIssue(self.file, line, render_path(path), message)
+        issue = SchemaIssue(self.file, line, render_path(path), message, self.warning)
         if issue in self._seen:  # aliases and merges can make one node report twice
             return
         self._seen.add(issue)

@@ -24,7 +24,7 @@ from __future__ import annotations
 import decimal
 import re
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, MutableMapping
 from typing import Any
 
 import yaml
@@ -105,6 +105,13 @@ if HAVE_LIBYAML:
         def __init__(self, data: bytes) -> None:
             CParser.__init__(self, data)
             _Resolver.__init__(self)
+
+
+def plain_tag(text: str) -> str:
+    """The tag ``text`` written as a plain scalar resolves to: ``!!str`` unless it reads as a
+    number, a boolean or null (``yes``, ``1e9``, ``~``)."""
+    tag: str = _Resolver().resolve(ScalarNode, text, (True, False))  # type: ignore[no-untyped-call]
+    return tag
 
 
 def line_of(node: Node) -> int:
@@ -403,14 +410,30 @@ def describe_value(value: object) -> str:
 _PAIRS: weakref.WeakKeyDictionary[MappingNode, Pairs] = weakref.WeakKeyDictionary()
 
 
-def mapping_pairs(node: MappingNode, path: KeyPath, issues: Issues) -> Pairs:
+def forget_pairs() -> None:
+    """Forget the pairs computed so far: for nodes edited after they were composed (a
+    deprecated form read as its new form), whose merges may be cached in other mappings."""
+    _PAIRS.clear()
+
+
+#: Where pairs computed once are kept: the module's cache, or a caller's own.
+PairsCache = MutableMapping[MappingNode, Pairs]
+
+
+def mapping_pairs(
+    node: MappingNode, path: KeyPath, issues: Issues, *, cache: PairsCache | None = None
+) -> Pairs:
     """Key -> (key node, value node), reporting non-string and duplicate keys. A new dict each
-    time (callers may take keys out), of pairs computed once."""
-    return dict(_pairs(node, path, issues, ()))
+    time (callers may take keys out), of pairs computed once. A look that reports nowhere (the
+    deprecation rules, before validation) brings its own ``cache``, so that the validator
+    computes the pairs again and reports their mistakes."""
+    return dict(_pairs(node, path, issues, (), _PAIRS if cache is None else cache))
 
 
-def _pairs(node: MappingNode, path: KeyPath, issues: Issues, chain: tuple[int, ...]) -> Pairs:
-    cached = _PAIRS.get(node)
+def _pairs(
+    node: MappingNode, path: KeyPath, issues: Issues, chain: tuple[int, ...], cache: PairsCache
+) -> Pairs:
+    cached = cache.get(node)
     if cached is not None:
         return cached
     explicit: Pairs = {}
@@ -418,7 +441,7 @@ def _pairs(node: MappingNode, path: KeyPath, issues: Issues, chain: tuple[int, .
     for key, value in node.value:
         if key.tag == _MERGE:
             for source in _merge_sources(value, path, issues, (*chain, id(node))):
-                for name, pair in _pairs(source, path, issues, (*chain, id(node))).items():
+                for name, pair in _pairs(source, path, issues, (*chain, id(node)), cache).items():
                     merged.setdefault(name, pair)  # earlier sources win, as YAML says
             continue
         if not isinstance(key, ScalarNode) or key.tag != _STR:
@@ -430,7 +453,7 @@ def _pairs(node: MappingNode, path: KeyPath, issues: Issues, chain: tuple[int, .
             continue
         explicit[key.value] = (key, value)
     pairs = merged | explicit
-    _PAIRS[node] = pairs
+    cache[node] = pairs
     return pairs
 
 

@@ -7,7 +7,10 @@ makes one item per case, named like the case id (``cuts.yaml::rst-in-chunk[offse
 fails with its diagnosis, checks and replay command instead of a traceback. A file that does
 not load fails one item of its own, and the other files still run. ``--tearline-shard K/N``
 keeps the K-th of N shards of the cases (by a hash of the case id), for splitting a suite over
-CI jobs. See ``docs/reports.md``.
+CI jobs. A file is read in its format version (its own ``format:``, or its folder's
+``tearline.yaml``, which is not collected); a deprecated form in it is a
+``ScenarioFormatWarning`` in pytest's warnings summary (``-W error::FutureWarning`` makes it
+an error). See ``docs/reports.md``.
 
 The module imports nothing heavy at the top: it is loaded by every pytest run in an environment
 where tearline is installed, scenario files or not.
@@ -16,6 +19,7 @@ where tearline is installed, scenario files or not.
 from __future__ import annotations
 
 import hashlib
+import warnings
 from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -28,6 +32,8 @@ if TYPE_CHECKING:
     from harness.scenario import Case
 
 SUFFIXES = (".yaml", ".yml")
+#: a folder's settings (``harness.scenario.sources.SETTINGS_NAMES``), never a scenario file
+SETTINGS_NAMES = ("tearline.yaml", "tearline.yml")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -47,7 +53,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def _is_scenario_file(file_path: Path, parent: pytest.Collector) -> bool:
-    if file_path.suffix not in SUFFIXES:
+    if file_path.suffix not in SUFFIXES or file_path.name in SETTINGS_NAMES:
         return False
     if parent.session.isinitpath(file_path):
         return True  # named on the command line
@@ -73,14 +79,21 @@ class ScenarioFile(pytest.File):
 
     def collect(self) -> Iterator[pytest.Item]:
         from harness.link.reference import prepared_link  # noqa: PLC0415 - heavy, only when needed
-        from harness.scenario import ScenarioError, expand, load_file  # noqa: PLC0415
+        from harness.scenario import ScenarioError, ScenarioFormatWarning, expand, read_file  # noqa: PLC0415
 
-        try:
-            scenarios = load_file(self.path)
-        except ScenarioError as err:
-            yield BrokenScenario.from_parent(self, name="invalid", problem=str(err))
+        load = read_file(self.path)
+        for warning in load.warnings:
+            warnings.warn_explicit(
+                ScenarioFormatWarning(str(warning)),
+                ScenarioFormatWarning,
+                str(self.path),
+                warning.line,
+            )
+        if load.issues:
+            problem = "\n".join(str(issue) for issue in load.issues)
+            yield BrokenScenario.from_parent(self, name="invalid", problem=problem)
             return
-        for scenario in scenarios:
+        for scenario in load.scenarios:
             try:
                 cases = expand(scenario, prepared_link)
             except ScenarioError as err:

@@ -57,39 +57,55 @@ ShapeOf = Callable[[Scenario], StreamShape]
 MAX_RUN_CASES = 200_000
 
 
+class RunLimitError(ScenarioError):
+    """More cases than one run may have: a problem of the run, not of a file."""
+
+
 def expand_all(
     scenarios: Iterable[Scenario], shape_of: ShapeOf, limit: int | None = None
 ) -> list[Case]:
-    """The cases of every scenario, in order; ScenarioError (one issue, at the scenario that
+    """The cases of every scenario, in order; RunLimitError (one issue, at the scenario that
     goes past it) when they are more than ``limit`` together. Each scenario is expanded only
     within what is left of the limit, so a run of many large sweeps stops at the first too
     many, before making their cases."""
     limit = MAX_RUN_CASES if limit is None else limit
     scenarios = list(scenarios)
-    known = 0  # first the cases known before any stream is measured (`to: end` counts 1)
+    check_run_size(scenarios, limit)
+    cases: list[Case] = []
+    for scenario in scenarios:
+        cases += expand_within(scenario, shape_of, limit, len(cases))
+    return cases
+
+
+def check_run_size(scenarios: Iterable[Scenario], limit: int = MAX_RUN_CASES) -> None:
+    """RunLimitError if the cases known before any stream is measured (``to: end`` counts 1)
+    are already more than ``limit``."""
+    known = 0
     for scenario in scenarios:
         known += math.prod(known_size(axis) for axis in scenario.sweep)
         if known > limit:
             raise _too_many(scenario, known, limit)
-    cases: list[Case] = []
-    for scenario in scenarios:
-        left = limit - len(cases)
-        try:
-            cases += expand(scenario, shape_of, limit=min(MAX_CASES, left))
-        except _OverLimitError as err:
-            if left >= MAX_CASES:  # the scenario's own limit, already said so
-                raise
-            raise _too_many(scenario, len(cases) + err.count, limit) from None
-    return cases
 
 
-def _too_many(scenario: Scenario, count: int, limit: int) -> ScenarioError:
+def expand_within(scenario: Scenario, shape_of: ShapeOf, limit: int, made: int) -> list[Case]:
+    """The cases of ``scenario`` when ``made`` cases of the run are made already: ScenarioError
+    for the scenario's own problems, RunLimitError when the run would pass ``limit``."""
+    left = limit - made
+    try:
+        return expand(scenario, shape_of, limit=min(MAX_CASES, left))
+    except _OverLimitError as err:
+        if left >= MAX_CASES:  # the scenario's own limit, already said so
+            raise
+        raise _too_many(scenario, made + err.count, limit) from None
+
+
+def _too_many(scenario: Scenario, count: int, limit: int) -> RunLimitError:
     message = (
         f"with this scenario's cases the run makes at least {count}; at most {limit} in one "
         "run (-k selects only after): run fewer files or narrow their sweeps"
     )
     origin = scenario.origin or Origin("<scenario>", 0)
-    return ScenarioError([SchemaIssue(origin.file, origin.line, "", message)])
+    return RunLimitError([SchemaIssue(origin.file, origin.line, "", message)])
 
 
 class _OverLimitError(ScenarioError):

@@ -1,29 +1,37 @@
-"""Loading scenario files: safe YAML, complete validation, one ScenarioError with every issue.
+"""Loading scenario files: safe YAML, the format version, deprecated forms, complete validation.
 
-A file holds one scenario (a mapping) or a list of them. Everything wrong in a file (or in all
-the files of ``load_paths``) is collected before anything is raised, each issue with its file,
-line and key path. The fault registry (``kind`` -> fault config class) is a parameter so tests can
-bring their own; by default it is ``harness.faults.FAULTS`` (``harness/faults/registry.py``),
-imported only when needed.
+A file holds one scenario (a mapping) or a list of them. Everything wrong in a file is collected
+before anything is raised, each issue with its file, line and key path. A file is read in its
+format version (``harness.scenario.versions``): a deprecated form in it is read as its current
+form, with a warning naming the line and the new form. ``read_text`` and ``read_file`` return a
+``FileLoad`` (scenarios, issues, warnings); ``load_text`` and ``load_file`` return the scenarios,
+raise ScenarioError when there is any issue, and emit each warning as a
+``ScenarioFormatWarning``. Many files at once: ``harness.scenario.files``.
+
+The fault registry (``kind`` -> fault config class) and the format rules are parameters so
+tests can bring their own; by default they are ``harness.faults.FAULTS``, imported only when
+needed, and ``harness.scenario.formats.FORMAT_RULES``.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import os
-import stat
-from collections.abc import Iterable
-from pathlib import Path, PurePath
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
 from typing import get_args
 
 from yaml.nodes import MappingNode, Node, ScalarNode, SequenceNode
 
-from harness.config.issues import Issues, ScenarioError, SchemaIssue, clip_repr
+from harness.config.issues import Issues, ScenarioError, SchemaIssue
 from harness.config.nodes import Pairs, describe, line_of, mapping_pairs, parse, tag_problem
 from harness.config.validate import INVALID, Validator, line_inside
 from harness.faults.config import Fault
 from harness.faults.registry import FaultRegistry, rules_for
 from harness.record.format import read_recording, recording_problem
+from harness.scenario.formats import FORMAT_RULES
 from harness.scenario.model import (
     FaultList,
     Method,
@@ -33,12 +41,42 @@ from harness.scenario.model import (
     SweepAxis,
     TokensConfig,
 )
+from harness.scenario.settings import SettingsFinder
+from harness.scenario.sources import MAX_FILE_BYTES, source
 from harness.scenario.sweep import read_sweep
+from harness.scenario.versions import (
+    FORMAT_KEY,
+    FormatRules,
+    apply_to_nodes,
+    edits_of,
+    file_format,
+    find_deprecated,
+)
+from harness.scenario.views import Lookup, ScenarioView
 from reference_impl.defaults import REQUEST_PATH
 from reference_impl.framing.request import Request
 from reference_impl.payload.tokens import PROFILES
 
+__all__ = [
+    "MAX_FILE_BYTES",
+    "FaultRegistry",
+    "FileLoad",
+    "ScenarioFormatWarning",
+    "default_registry",
+    "load_faults_file",
+    "load_file",
+    "load_text",
+    "read_file",
+    "read_text",
+    "rules_for",
+]
+
 StrPath = str | os.PathLike[str]
+
+
+class ScenarioFormatWarning(FutureWarning):
+    """A deprecated form in a scenario file: it is read as its new form, and will stop being
+    read in a later release (``tearline upgrade`` rewrites the file)."""
 
 
 def default_registry() -> FaultRegistry:
@@ -48,207 +86,149 @@ def default_registry() -> FaultRegistry:
     return FAULTS
 
 
+@dataclass(frozen=True, slots=True)
+class FileLoad:
+    """One file, read: its scenarios, or the issues that keep it from being run, and the
+    warnings about deprecated forms it uses (read as their new forms)."""
+
+    file: str
+    #: every scenario of the file, none when it has an issue (a file runs whole or not at all)
+    scenarios: tuple[Scenario, ...] = ()
+    issues: tuple[SchemaIssue, ...] = ()
+    warnings: tuple[SchemaIssue, ...] = ()
+
+    @property
+    def ok(self) -> bool:
+        return not self.issues
+
+    def strictly(self) -> FileLoad:
+        """The load with every warning an issue (``validate --strict``)."""
+        if not self.warnings:
+            return self
+        issues = sorted((*self.issues, *(w.as_error() for w in self.warnings)), key=_line)
+        return FileLoad(self.file, (), tuple(issues), ())
+
+    def failed(self, *issues: SchemaIssue) -> FileLoad:
+        """The load with more issues (found across files): its scenarios are dropped."""
+        return FileLoad(self.file, (), (*self.issues, *issues), self.warnings)
+
+
+def _line(issue: SchemaIssue) -> int:
+    return issue.line
+
+
+def read_text(
+    text: str | bytes,
+    file: str = "<string>",
+    *,
+    faults: FaultRegistry | None = None,
+    formats: FormatRules | None = None,
+    default_format: int | None = None,
+) -> FileLoad:
+    """The scenarios of YAML ``text`` (``file`` names it in issues), read in the format it
+    names, else ``default_format`` (its folder's), else the current one."""
+    rules = formats if formats is not None else FORMAT_RULES
+    registry = faults if faults is not None else default_registry()
+    return _read(text, file, registry, rules, default_format)
+
+
+def read_file(
+    path: StrPath,
+    *,
+    faults: FaultRegistry | None = None,
+    formats: FormatRules | None = None,
+    settings: SettingsFinder | None = None,
+) -> FileLoad:
+    """One scenario file, with its folder's settings (``tearline.yaml``)."""
+    rules = formats if formats is not None else FORMAT_RULES
+    finder = settings if settings is not None else SettingsFinder(rules)
+    found, problems = finder.of_file(Path(path))
+    if problems:
+        where = problems[0].file
+        why = f"not read: the settings file {where} that governs it is wrong (see there)"
+        return FileLoad(str(path), (), (SchemaIssue(str(path), 0, "", why),))
+    data, problems = source(Path(path))
+    if data is None:
+        return FileLoad(str(path), (), tuple(problems))
+    default = found.format if found is not None else None
+    return read_text(data, str(path), faults=faults, formats=rules, default_format=default)
+
+
 def load_text(
     text: str, file: str = "<string>", *, faults: FaultRegistry | None = None
 ) -> list[Scenario]:
     """The scenarios of YAML ``text``; ``file`` names it in issues. Raises ScenarioError."""
-    scenarios, issues = _read(text, file, faults if faults is not None else default_registry())
-    if issues:
-        raise ScenarioError(issues)
-    return scenarios
+    return loaded(read_text(text, file, faults=faults))
 
 
 def load_file(path: StrPath, *, faults: FaultRegistry | None = None) -> list[Scenario]:
     """The scenarios of one file. Raises ScenarioError listing every mistake in it."""
-    scenarios, issues = _load(Path(path), faults if faults is not None else default_registry())
+    return loaded(read_file(path, faults=faults))
+
+
+def loaded(*loads: FileLoad) -> list[Scenario]:
+    """The scenarios of these loads; ScenarioError with every issue when there is one. Each
+    warning is emitted as a ``ScenarioFormatWarning``."""
+    for load in loads:
+        for warning in load.warnings:
+            warnings.warn(ScenarioFormatWarning(str(warning)), stacklevel=3)
+    issues = [issue for load in loads for issue in load.issues]
     if issues:
         raise ScenarioError(issues)
-    return scenarios
-
-
-def load_paths(paths: Iterable[StrPath], *, faults: FaultRegistry | None = None) -> list[Scenario]:
-    """The scenarios of files and directories (searched recursively for ``*.yaml`` and
-    ``*.yml``, in sorted order). Raises one ScenarioError listing the mistakes of all files."""
-    registry = faults if faults is not None else default_registry()
-    if isinstance(paths, str | os.PathLike):  # one path, not an iterable of characters
-        paths = [paths]
-    files, issues = _files(paths)
-    scenarios: list[Scenario] = []
-    for file in files:
-        found, problems = _load(file, registry)
-        scenarios += found
-        issues += problems
-    issues += _colliding_case_ids(scenarios)
-    if issues:
-        raise ScenarioError(issues)
-    return scenarios
-
-
-def _files(paths: Iterable[StrPath]) -> tuple[list[Path], list[SchemaIssue]]:
-    files: list[Path] = []
-    issues: list[SchemaIssue] = []
-    for path in map(Path, paths):
-        mode, problem = mode_of(path)
-        if problem is not None:
-            issues.append(SchemaIssue(str(path), 0, "", problem))
-        elif stat.S_ISDIR(mode):
-            found, unreadable = scenario_files(path)
-            issues += [SchemaIssue(str(p), 0, "", why) for p, why in unreadable]
-            if not found and not unreadable:
-                issues.append(
-                    SchemaIssue(str(path), 0, "", "no .yaml or .yml files in this directory")
-                )
-            files += found
-        else:
-            files.append(path)
-    unique = {os.path.realpath(file): file for file in reversed(files)}  # first mention wins
-    return [file for file in files if unique[os.path.realpath(file)] is file], issues
-
-
-def _load(path: Path, faults: FaultRegistry) -> tuple[list[Scenario], list[SchemaIssue]]:
-    data, issues = _source(path)
-    return _read(data, str(path), faults) if data is not None else ([], issues)
-
-
-def _source(path: Path) -> tuple[bytes | None, list[SchemaIssue]]:
-    """The bytes of a scenario file, checked to be UTF-8 text; or the issue saying why not."""
-    file = str(path)
-    data, problem = read_bounded(path)
-    if data is None:
-        return None, [SchemaIssue(file, 0, "", problem or "cannot read")]
-    try:
-        data.decode("utf-8-sig")
-    except UnicodeDecodeError as err:
-        line = data[: err.start].count(b"\n") + 1
-        return None, [
-            SchemaIssue(file, line, "", f"not UTF-8 text (bad byte at offset {err.start})")
-        ]
-    return data, []
-
-
-#: Largest scenario file read, refused with its size before it is opened (the library's largest
-#: is 4 KB; a megabyte of YAML takes a few seconds to check).
-MAX_FILE_BYTES = 1 << 20
-_SUFFIXES = (".yaml", ".yml")
-_KINDS = (
-    (stat.S_ISDIR, "a directory"),
-    (stat.S_ISFIFO, "a named pipe (FIFO)"),
-    (stat.S_ISCHR, "a character device"),
-    (stat.S_ISBLK, "a block device"),
-    (stat.S_ISSOCK, "a socket"),
-)
-
-
-def mode_of(path: Path) -> tuple[int, str | None]:
-    """``st_mode`` of ``path`` (links followed), or why there is none: missing, a dangling
-    link, a link loop, a folder we may not enter."""
-    try:
-        return os.stat(path).st_mode, None
-    except FileNotFoundError:
-        if os.path.islink(path):
-            return 0, f"a dangling symbolic link (to {clip_repr(os.readlink(path), 80)})"
-        return 0, "no such file or directory"
-    except OSError as err:
-        return 0, f"cannot read: {err.strerror or err}"
-
-
-def _special(mode: int) -> str | None:
-    """Why a file of this mode is not read (only regular files are: a FIFO or a device would
-    block or never end)."""
-    if stat.S_ISREG(mode):
-        return None
-    kind = next((what for test, what in _KINDS if test(mode)), "not a regular file")
-    return f"{kind}, not a scenario file: not read"
-
-
-def _too_big(size: int) -> str | None:
-    if size <= MAX_FILE_BYTES:
-        return None
-    return f"{size} bytes: too big for a scenario file (at most {MAX_FILE_BYTES}); not read"
-
-
-def read_bounded(path: Path) -> tuple[bytes | None, str | None]:
-    """The bytes of a regular file of at most ``MAX_FILE_BYTES``, or why not. The file is
-    stat'ed before it is opened, opened without blocking (a FIFO swapped in after the stat
-    cannot hang us), checked again once open, and read no further than the limit."""
-    mode, problem = mode_of(path)
-    problem = problem or _special(mode)
-    if problem is not None:
-        return None, problem
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
-    try:
-        fd = os.open(path, flags)
-    except OSError as err:
-        return None, f"cannot read: {err.strerror or err}"
-    try:
-        info = os.fstat(fd)
-        problem = _special(info.st_mode) or _too_big(info.st_size)
-        data = b"" if problem is not None else _read_fd(fd, MAX_FILE_BYTES + 1)
-    except OSError as err:
-        return None, f"cannot read: {err.strerror or err}"
-    finally:
-        os.close(fd)
-    if problem is not None:
-        return None, problem
-    if len(data) > MAX_FILE_BYTES:  # it grew since the stat
-        return None, f"over {MAX_FILE_BYTES} bytes: too big for a scenario file; not read"
-    if not data:
-        return None, "empty file (0 bytes): expected a scenario or a list of scenarios"
-    return data, None
-
-
-def _read_fd(fd: int, limit: int) -> bytes:
-    chunks: list[bytes] = []
-    size = 0
-    while size < limit:
-        chunk = os.read(fd, min(1 << 16, limit - size))
-        if not chunk:
-            break
-        chunks.append(chunk)
-        size += len(chunk)
-    return b"".join(chunks)
-
-
-def scenario_files(root: Path) -> tuple[list[Path], list[tuple[Path, str]]]:
-    """The ``*.yaml`` and ``*.yml`` entries under ``root``, sorted, whatever they are (a FIFO
-    or a dangling link named like a scenario is reported when read, not skipped), and the
-    folders that could not be listed. Links to folders are followed, each folder once."""
-    found: list[Path] = []
-    unreadable: list[tuple[Path, str]] = []
-    seen: set[tuple[int, int]] = set()
-
-    def refused(err: OSError) -> None:
-        unreadable.append((Path(err.filename), f"cannot list: {err.strerror or err}"))
-
-    for folder, subfolders, names in os.walk(root, onerror=refused, followlinks=True):
-        try:
-            info = os.stat(folder)
-        except OSError:
-            subfolders.clear()
-            continue
-        if (info.st_dev, info.st_ino) in seen:  # a link back up the tree: walked already
-            subfolders.clear()
-            continue
-        seen.add((info.st_dev, info.st_ino))
-        found += [Path(folder, name) for name in names if name.endswith(_SUFFIXES)]
-    return sorted(found), unreadable
+    return [scenario for load in loads for scenario in load.scenarios]
 
 
 def _read(
-    source: str | bytes, file: str, faults: FaultRegistry
-) -> tuple[list[Scenario], list[SchemaIssue]]:
+    text: str | bytes,
+    file: str,
+    faults: FaultRegistry,
+    rules: FormatRules,
+    default_format: int | None,
+) -> FileLoad:
     issues = Issues(file)
-    root = parse(source, issues)
+    root = parse(text, issues)
+    nodes = _scenario_nodes(root, issues) if root is not None else []
+    notes = Issues(file, warning=True)
+    lookup = Lookup()
+    says = any(FORMAT_KEY in lookup.pairs(node) for node in nodes)
+    version = _read_deprecated(nodes, rules, default_format, issues, notes, lookup)
+    if version is None:
+        return FileLoad(file, (), tuple(issues.listed()))
+    named = version if says else default_format
     validator = Validator(issues, rules_for(faults))
     names: dict[str, int] = {}
     scenarios = []
-    for node in _scenario_nodes(root, issues) if root is not None else []:
+    for node in nodes:
         pairs = mapping_pairs(node, (), issues)
+        pairs.pop(FORMAT_KEY, None)  # read above
         _check_name(pairs, names, issues)
-        scenario = _scenario(node, pairs, validator)
+        scenario = _scenario(node, pairs, validator, named)
         if scenario is not None:
             scenarios.append(scenario)
-    return scenarios, issues.listed()
+    listed = tuple(issues.listed())
+    return FileLoad(file, () if listed else tuple(scenarios), listed, tuple(notes.listed()))
+
+
+def _read_deprecated(
+    nodes: Sequence[MappingNode],
+    rules: FormatRules,
+    default_format: int | None,
+    issues: Issues,
+    notes: Issues,
+    lookup: Lookup | None = None,
+) -> int | None:
+    """The file's format version, with its deprecated forms made their current forms in
+    ``nodes`` (each a warning in ``notes``); None when the version is wrong."""
+    default = rules.current if default_format is None else default_format
+    lookup = lookup or Lookup()
+    version = file_format(nodes, default, rules, issues, lookup)
+    views = [ScenarioView(node, lookup) for node in nodes]
+    found = find_deprecated(views, rules.applying(version)) if version is not None else []
+    if not apply_to_nodes(edits_of(found)) and found:
+        issues.add(found[0].finding.line, found[0].finding.path, "deprecated forms overlap here")
+    for item in found:
+        notes.add(item.finding.line, item.finding.path, item.message)
+    return version
 
 
 def _scenario_nodes(root: Node, issues: Issues) -> list[MappingNode]:
@@ -293,7 +273,9 @@ def _check_name(pairs: Pairs, seen: dict[str, int], issues: Issues) -> None:
         seen[node.value] = line_of(node)
 
 
-def _scenario(node: MappingNode, pairs: Pairs, validator: Validator) -> Scenario | None:
+def _scenario(
+    node: MappingNode, pairs: Pairs, validator: Validator, version: int | None
+) -> Scenario | None:
     line = line_of(node)
     scenario = validator.build(Scenario, pairs, (), line)
     valid = scenario is not INVALID
@@ -306,7 +288,7 @@ def _scenario(node: MappingNode, pairs: Pairs, validator: Validator) -> Scenario
     if not valid or not _replayable(scenario, pairs, validator.issues, line):
         return None
     origin = Origin(validator.issues.file, line)
-    built: Scenario = dataclasses.replace(scenario, sweep=axes, origin=origin)
+    built: Scenario = dataclasses.replace(scenario, sweep=axes, origin=origin, format=version)
     return _as_recorded(built)
 
 
@@ -358,34 +340,19 @@ def recorded_request(request: Request, framing: str) -> RequestConfig:
     return RequestConfig(method, request.path, headers, body)  # type: ignore[arg-type]
 
 
-def _colliding_case_ids(scenarios: list[Scenario]) -> list[SchemaIssue]:
-    """Case ids are ``<file stem>::<name>``: two files with the same stem must not share names."""
-    first: dict[tuple[str, str], Origin] = {}
-    issues = []
-    for scenario in scenarios:
-        assert scenario.origin is not None
-        key = (PurePath(scenario.origin.file).stem, scenario.name)
-        if key in first:
-            other = first[key]
-            message = (
-                f"same file name and scenario name as {other.file}:{other.line}, "
-                "so their case ids would collide"
-            )
-            issues.append(SchemaIssue(scenario.origin.file, scenario.origin.line, "name", message))
-        else:
-            first[key] = scenario.origin
-    return issues
-
-
 def load_faults_file(path: StrPath, *, faults: FaultRegistry | None = None) -> tuple[Fault, ...]:
-    """The faults of a ``tearline proxy --faults`` file: a mapping with one key, ``faults``,
+    """The faults of a ``tearline proxy --faults`` file: a mapping with the key ``faults``,
     holding a list written exactly like a scenario's ``faults``, except that ``connection``
-    defaults to 0 (every connection). Raises ScenarioError."""
+    defaults to 0 (every connection), and optionally ``format``. Deprecated forms are read as
+    their new forms (a ``ScenarioFormatWarning`` each). Raises ScenarioError."""
     file = str(path)
-    data, problems = _source(Path(path))
-    if data is None:
-        raise ScenarioError(problems)
+    finder = SettingsFinder(FORMAT_RULES)
+    found, problems = finder.of_file(Path(path))
+    data, unread = source(Path(path))
+    if problems or data is None:
+        raise ScenarioError(problems or unread)
     issues = Issues(file)
+    notes = Issues(file, warning=True)
     root = parse(data, issues)
     validator = Validator(issues, rules_for(faults if faults is not None else default_registry()))
     result: tuple[Fault, ...] = ()
@@ -394,20 +361,26 @@ def load_faults_file(path: StrPath, *, faults: FaultRegistry | None = None) -> t
             line_of(root), (), f"expected a mapping with key 'faults' (got {describe(root)})"
         )
     elif root is not None:
-        pairs = mapping_pairs(root, (), issues)
-        for key in pairs:
-            if key != "faults":
-                issues.add(line_of(pairs[key][0]), (key,), "unknown key (expected only 'faults')")
-        if "faults" not in pairs:
-            issues.add(line_of(root), ("faults",), "missing key")
-        else:
-            node = pairs["faults"][1]
-            value = validator.value(node, FaultList, ("faults",), line_of(node))
-            if value is not INVALID:
-                result = _every_connection(value, node)
-    if issues.items:
-        raise ScenarioError(issues.listed())
+        default = found.format if found is not None else None
+        if _read_deprecated([root], FORMAT_RULES, default, issues, notes) is not None:
+            result = _faults_of(root, validator)
+    loaded(FileLoad(file, (), tuple(issues.listed()), tuple(notes.listed())))  # raises, warns
     return result
+
+
+def _faults_of(root: MappingNode, validator: Validator) -> tuple[Fault, ...]:
+    issues = validator.issues
+    pairs = mapping_pairs(root, (), issues)
+    for key in pairs:
+        if key not in ("faults", FORMAT_KEY):
+            message = "unknown key (expected only 'faults' and 'format')"
+            issues.add(line_of(pairs[key][0]), (key,), message)
+    if "faults" not in pairs:
+        issues.add(line_of(root), ("faults",), "missing key")
+        return ()
+    node = pairs["faults"][1]
+    value = validator.value(node, FaultList, ("faults",), line_of(node))
+    return () if value is INVALID else _every_connection(value, node)
 
 
 def _every_connection(faults: tuple[Fault, ...], node: Node) -> tuple[Fault, ...]:

@@ -625,6 +625,10 @@ class Scenario:
     #: run each case alone, after all the others, when its verdict hangs on tight timing that a
     #: loaded machine could disturb (a few hundred milliseconds against a stall, say)
     exclusive: bool = False
+    #: the version of the scenario format the file is written in (in a list, said by its first
+    #: scenario); when not given, its folder's ``tearline.yaml`` says, else it is read as the
+    #: current version (the loader's, harness.scenario.versions)
+    format: int | None = field(default=None, metadata=CUSTOM)
     origin: Origin | None = field(default=None, metadata=INTERNAL)
 
     def __post_init__(self) -> None:

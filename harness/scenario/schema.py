@@ -21,8 +21,10 @@ from harness.config.paths import PATH_PATTERN
 from harness.faults.config import Fault
 from harness.faults.position import POSITION_SCHEMA, Position
 from harness.faults.registry import FaultRegistry
+from harness.scenario.formats import CURRENT_FORMAT, FORMAT_RULES
 from harness.scenario.loader import default_registry
 from harness.scenario.model import Expect, Link, MessagesConfig, Scenario, Span
+from harness.scenario.versions import FORMAT_KEY
 from reference_impl.payload import PAYLOAD_NAMES
 
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
@@ -63,8 +65,11 @@ def json_schema(faults: FaultRegistry | None = None) -> dict[str, Any]:
     scenario = builder.ref(Scenario)
     return {
         "$schema": DRAFT,
-        "title": "tearline scenario file",
-        "description": "One scenario, or a list of scenarios.",
+        "title": f"tearline scenario file, format {CURRENT_FORMAT}",
+        "description": (
+            f"One scenario, or a list of scenarios, in version {CURRENT_FORMAT} of the format "
+            "(docs/scenario-format.md#format-versions)."
+        ),
         "anyOf": [scenario, {"type": "array", "items": scenario, "minItems": 1}],
         "$defs": builder.defs,
     }
@@ -112,7 +117,7 @@ class _Builder:
         properties: dict[str, Any] = {"kind": {"const": kind}} if kind else {}
         required = ["kind"] if kind else []
         for key, info in yaml_fields(cls).items():
-            prop = self._sweep() if info.custom else self.of(info.hint)
+            prop = self._custom(key) if info.custom else self.of(info.hint)
             if info.name in docs:
                 prop = {"description": docs[info.name], **prop}
             if not info.required and not info.custom and _is_json(info.default):
@@ -129,6 +134,12 @@ class _Builder:
         if cls in _EXTRAS:
             schema["allOf"] = [_EXTRAS[cls]]
         return schema
+
+    def _custom(self, key: str) -> dict[str, Any]:
+        """The keys read by code of their own: ``format`` and ``sweep``."""
+        if key == FORMAT_KEY:
+            return {"type": "integer", "minimum": FORMAT_RULES.oldest, "maximum": CURRENT_FORMAT}
+        return self._sweep()
 
     def _sweep(self) -> dict[str, Any]:
         return {

@@ -10,12 +10,15 @@ buggy: each bug lives in its own module, so that a catch is always the catch of 
 
 from __future__ import annotations
 
+import base64
 import contextlib
+import json
 import os
 import socket
 from dataclasses import dataclass, field
 
 from reference_impl.errors import CodecError, ErrorCode
+from reference_impl.framing.request import Request
 from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport, Recorded, to_json
 
 #: how long a consumer waits at a message boundary before calling the link dead when the
@@ -42,6 +45,9 @@ class Target:
     producer_mode: str = "restart"
     sse_body: str = "chunked"
     accept_partial_at_safe_boundary: bool = False
+    #: the request to make (``{request_file}``); the framing's default when the contract does
+    #: not pass one
+    request: Request = field(default_factory=Request)
 
     @classmethod
     def from_env(cls) -> Target:
@@ -64,7 +70,19 @@ class Target:
                 "TEARLINE_ACCEPT_PARTIAL_AT_SAFE_BOUNDARY", "false"
             )
             == "true",
+            request=read_request(env.get("TEARLINE_REQUEST_FILE", "")),
         )
+
+
+def read_request(path: str) -> Request:
+    """The request of a ``{request_file}`` (``docs/consumer-contract.md``)."""
+    if not path:
+        return Request()
+    with open(path, encoding="utf-8") as file:
+        data = json.load(file)
+    headers = tuple((str(name), str(value)) for name, value in data["headers"])
+    body = base64.b64decode(data["body"])
+    return Request(data["method"], data["path"], headers, body)
 
 
 def connect(target: Target) -> socket.socket:

@@ -48,7 +48,9 @@ class FramedReader:
         self, sock: socket.socket, target: Target, tally: Tally, resume_id: str = ""
     ) -> None:
         self.sock, self.target, self.tally = sock, target, tally
-        options = FramingOptions(resume_id=resume_id, sse_body=target.sse_body)
+        options = FramingOptions(
+            resume_id=resume_id, sse_body=target.sse_body, request=target.request
+        )
         self.codec = make_client(target.framing, options)
         self.end = ""
         self.error: CodecError | None = None

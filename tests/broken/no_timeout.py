@@ -19,6 +19,8 @@ from tests.broken.payload import PayloadLayer
 
 FRAMINGS = FRAMING_NAMES
 PAYLOADS = ALL_PAYLOADS
+#: it reads through ``framed.FramedReader``, which makes the link\'s request
+HONOURS = ("request",)
 
 
 class PatientReader(FramedReader):

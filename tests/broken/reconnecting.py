@@ -24,7 +24,7 @@ from tests.broken.payload import PayloadLayer
 FRAMINGS = ("length-prefixed", "ndjson", "sse", "websocket", "grpc")
 PAYLOADS = ALL_PAYLOADS
 #: besides the timeouts and the safe-boundary policy (``catalogue.HONOURED``)
-HONOURS = ("max_reconnects",)
+HONOURS = ("max_reconnects", "request")
 
 
 class Reconnecting:

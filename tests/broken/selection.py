@@ -6,7 +6,10 @@
    module's ``HONOURS``: the reconnecting ones honour ``max_reconnects``). A case that sets any
    other consumer setting away from its default (``read_bytes``, ``pause_at_message``,
    ``unframed``, ``framing_options.max_message_bytes`` ...) is not asked of it: failing there
-   would be a second bug, not the one under test. The reference program honours them all.
+   would be a second bug, not the one under test. The link's request (``link.request``, the
+   contract's ``{request_file}``) counts as a setting: the consumers that read through
+   ``framed.FramedReader`` make it, the others send the framing's default. The reference
+   program honours them all.
 2. **The consumer speaks the link**: a consumer runs the cases over its framings and payloads,
    as a team runs ``tearline run --framing ... --payload ...`` for its own program.
 3. **One case per scenario**: a sweep over framings, offsets or seeds multiplies the runtime
@@ -24,6 +27,7 @@ from collections.abc import Callable, Collection, Iterable
 from dataclasses import fields
 
 from harness.scenario import Case, ConsumerConfig, FramingConfig
+from harness.scenario.model import RequestConfig
 
 MAX_PER_CONSUMER = 50
 _DEFAULT_CONSUMER = ConsumerConfig()
@@ -32,7 +36,8 @@ _DEFAULT_MAX_MESSAGE = FramingConfig().max_message_bytes
 _PROGRAM = ("command", "function")
 #: every setting the reference program honours (the whole contract)
 EVERY_SETTING = frozenset(
-    {f.name for f in fields(ConsumerConfig) if f.name not in _PROGRAM} | {"max_message_bytes"}
+    {f.name for f in fields(ConsumerConfig) if f.name not in _PROGRAM}
+    | {"max_message_bytes", "request"}
 )
 
 
@@ -42,6 +47,8 @@ def honours_the_case(case: Case, honours: Collection[str]) -> bool:
     link = case.scenario.link
     sized = link.framing_options.max_message_bytes != _DEFAULT_MAX_MESSAGE
     if sized and "max_message_bytes" not in honours:
+        return False
+    if link.request != RequestConfig() and "request" not in honours:
         return False
     return all(
         getattr(link.consumer, f.name) == getattr(_DEFAULT_CONSUMER, f.name)

@@ -27,6 +27,8 @@ from tests.broken.framed import FramedReader, broken_frame
 
 FRAMINGS = FRAMING_NAMES
 PAYLOADS = ("envelope",)
+#: it reads through ``framed.FramedReader``, which makes the link\'s request
+HONOURS = ("request",)
 
 
 class Envelope:

@@ -19,6 +19,8 @@ from tests.broken.framed import FramedReader, broken_frame
 
 FRAMINGS = FRAMING_NAMES
 PAYLOADS = ("tokens",)
+#: it reads through ``framed.FramedReader``, which makes the link\'s request
+HONOURS = ("request",)
 
 
 def consume(target: Target) -> ConsumerReport:

@@ -22,7 +22,7 @@ SCHEMA = jsonschema.Draft202012Validator(json_schema())
 EXAMPLES = [
     block
     for block in re.findall(r"```yaml\n(.*?)```", DOC, re.DOTALL)
-    if block.startswith(("name:", "- name:"))
+    if re.sub(r"^format: .*\n", "", block).startswith(("name:", "- name:"))
 ]
 
 
