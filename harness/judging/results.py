@@ -101,6 +101,9 @@ class CaseResult:
     target: Target = Target()
     #: the grade of a consumer other than the reference one (None: the reference consumer)
     grade: Grade | None = None
+    #: the faults that fired and that no consumer of this protocol can see, each with why
+    #: (``harness.link.blind``): the consumer was not held to them
+    undetectable: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

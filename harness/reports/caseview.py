@@ -52,6 +52,7 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
         ("expected", result.expected or "-", ""),
         ("observed", observed_label(result), "ko" if is_failing(result) else ""),
         ("grade", result.grade or "", "ko" if result.grade == "failed" else ""),
+        ("undetectable", "; ".join(result.undetectable), ""),
         ("accepted", accepted, ""),
         ("link", f"{result.payload} over {result.framing}; faults: {fault_family(result)}", ""),
         ("sweep", params_text(result), ""),
