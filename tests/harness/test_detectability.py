@@ -37,8 +37,7 @@ def case(link: str, fault: str, expect: str, command: list[str] | None = None) -
     if command is not None:
         link = link.removesuffix("}") + f", consumer: {{command: {command}}}}}".replace("'", '"')
     return one_case(
-        f"name: t\ndescription: a blind fault\nlink: {link}\nfaults: [{fault}]\n"
-        f"expect: {expect}\n"
+        f"name: t\ndescription: a blind fault\nlink: {link}\nfaults: [{fault}]\nexpect: {expect}\n"
     )
 
 
@@ -139,9 +138,7 @@ async def test_on_the_envelope_a_consumer_that_ignores_sequences_still_fails(fau
     # the stream is cut before its trailer: only the sequence numbers show the chunk lost,
     # repeated or swapped, and the result corrupt rather than merely cut short
     fault = fault.replace("frame: 2", "frame: 3") + ", {kind: kill, how: fin, at: {frame: 5}}"
-    expect = (
-        "{verdict: ERR_ZPARQL_STREAM_CHECKSUM_MISMATCH, complete: false, accepted_messages: 0}"
-    )
+    expect = "{verdict: ERR_ZPARQL_STREAM_CHECKSUM_MISMATCH, complete: false, accepted_messages: 0}"
     reference = await run_case(case(ENVELOPE, fault, expect))
     assert (reference.outcome, reference.undetectable) == ("pass", ())
     assert warnings(case(ENVELOPE, fault, expect)) == []
