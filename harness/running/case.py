@@ -179,6 +179,8 @@ def _result(
         report=report,
         timeline=timeline,
         wire_bytes=None if stream is None else stream.seen,
+        wire_complete=stream is not None and stream.reached_end,
+        expectation=scenario.expect,
         frames=() if stream is None else stream.spans(MAX_SPANS_KEPT),
         target=_target(link),
     )
