@@ -1,17 +1,21 @@
-"""pcap files of a case's legs, synthesized from the proxy's timeline (scapy, imported lazily).
+"""pcap files of a case's conversations, synthesized from the proxy's timeline (scapy, lazily).
 
-Each leg (one connection, one direction) is its own TCP stream in the file, with the proxy as
-the writer, so ``tshark -z follow,tcp,raw,N`` gives back exactly the bytes the proxy wrote:
+Each leg (one connection, one direction) is written on one socket, and the conversation on that
+socket is one TCP stream in the file: the proxy's side is what it wrote on the leg, the peer's
+side what the proxy read from that peer (the other leg's source, before any fault), so
+``tshark -z follow,tcp,raw,N`` gives back both, byte for byte:
 
-- downstream leg of connection n: proxy ``127.0.0.1:8080`` -> consumer ``127.0.0.1:40000+n``
-  (the consumer opened it: its SYN comes first);
-- upstream leg of connection n: proxy ``127.0.0.1:50000+n`` -> producer ``127.0.0.1:8081``.
+- downstream leg of connection n: proxy ``127.0.0.1:8080`` with consumer ``127.0.0.1:40000+n``
+  (the consumer opened it: its SYN comes first); the consumer's side is its request;
+- upstream leg of connection n: proxy ``127.0.0.1:50000+n`` with producer ``127.0.0.1:8081``;
+  the producer's side is its stream as the proxy read it.
 
-Packets: the three-way handshake, one packet per recorded write (split at MSS), then FIN (with
-its ACK) or RST as the leg ended; a leg left without an end of its own gets the FIN the proxy
-sent when another leg tore the connection down. Sequence numbers count every byte written, so a
-leg whose kept bytes were capped (``Leg.capped``) shows a gap before its end ("previous segment
-not captured") rather than a shorter, seemingly complete stream.
+Packets: the three-way handshake, one packet per recorded write or read (split at MSS), each
+acknowledging what the other side had sent by then, then FIN (with its ACK) or RST as each side
+ended; a leg left without an end of its own gets the FIN the proxy sent when another leg tore
+the connection down (unless the peer had reset that socket). Sequence numbers count every byte,
+so a side whose kept bytes were capped (``Leg.capped``) shows a gap before its end ("previous
+segment not captured") rather than a shorter, seemingly complete stream.
 
 scapy computes the checksums and writes the file; the frames themselves are packed here, each
 port pair's header once, with sequence numbers, flags, lengths and checksums patched in per
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from harness.evidence.timeline import HowEnded, LegEnd, Timeline
+from harness.evidence.timeline import HowEnded, Leg, LegEnd, Timeline
 
 PROXY_PORT = 8080
 PRODUCER_PORT = 8081
@@ -110,69 +114,136 @@ def _teardown(timeline: Timeline, connection: int) -> LegEnd | None:
     return None
 
 
+@dataclass(frozen=True, slots=True)
+class _Event:
+    """One thing a side of a conversation did: sent ``data`` at ``offset`` of its stream, or
+    ended it (``how``: ``fin``, ``rst``)."""
+
+    t: float
+    writer: bool  # the proxy's side of the conversation (the leg's writer)
+    offset: int = 0
+    data: bytes = b""
+    how: str = ""
+
+
+OTHER_DIRECTION = {"downstream": "upstream", "upstream": "downstream"}
+#: how a leg ended -> what its source (the peer the proxy read from) did to end it
+SOURCE_ENDS = {HowEnded.EOF: "fin", HowEnded.PEER_RST: "rst"}
+
+
 def leg_packets(timeline: Timeline, connection: int, direction: str) -> Iterator[Packet]:
-    """The packets of one leg, in order."""
-    leg = timeline.legs[(connection, direction)]
+    """The packets of the conversation a leg is written on, in order: the proxy's writes on
+    it, and what the proxy read from the same peer (the other leg's source, before any
+    fault): the consumer's request on the downstream leg's conversation, the producer's
+    stream on the upstream leg's."""
+    leg = timeline.legs.get((connection, direction)) or Leg(connection, direction)
     writer_port, reader_port, writer_opens = endpoints(connection, direction)
     out, back = Frames(writer_port, reader_port), Frames(reader_port, writer_port)
-    key = (connection, direction)
-    segments = [s for s in timeline.segments if (s.connection, s.direction) == key]
-    end = timeline.end_of(connection, direction)
-    start = min([s.t for s in segments] + ([end.t] if end else []), default=0.0)
-    ack = READER_ISN + 1
+    events = _writes(timeline, connection, direction) + _reads(timeline, connection, direction)
+    events.sort(key=lambda e: e.t)  # stable: at a tie, writes before reads, as listed
+    start = events[0].t if events else _start(timeline, connection, direction)
     # Three-way handshake: whoever opened the real connection sends the SYN.
     if writer_opens:
         yield Packet(start, out.frame(WRITER_ISN, 0, SYN))
         yield Packet(start, back.frame(READER_ISN, WRITER_ISN + 1, SYN | ACK))
-        yield Packet(start, out.frame(WRITER_ISN + 1, ack, ACK))
+        yield Packet(start, out.frame(WRITER_ISN + 1, READER_ISN + 1, ACK))
     else:
         yield Packet(start, back.frame(READER_ISN, 0, SYN))
         yield Packet(start, out.frame(WRITER_ISN, READER_ISN + 1, SYN | ACK))
         yield Packet(start, back.frame(READER_ISN + 1, WRITER_ISN + 1, ACK))
+    # sequence space each side used so far (bytes, plus one for a FIN): the other's ack
+    used = {True: 0, False: 0}
+    frames = {True: out, False: back}
+    isn = {True: WRITER_ISN, False: READER_ISN}
+    for event in events:
+        mine, theirs = event.writer, not event.writer
+        ack = isn[theirs] + 1 + used[theirs]
+        if event.how:
+            seq = isn[mine] + 1 + (leg.written if mine else _source_size(timeline, leg))
+            if event.how == "rst":
+                yield Packet(event.t, frames[mine].frame(seq, ack, RST | ACK))
+                return
+            yield Packet(event.t, frames[mine].frame(seq, ack, FIN | ACK))
+            used[mine] = seq + 1 - isn[mine] - 1
+            yield Packet(event.t, frames[theirs].frame(ack, seq + 1, ACK))
+            continue
+        for at in range(0, len(event.data), MSS):
+            seq = isn[mine] + 1 + event.offset + at
+            piece = event.data[at : at + MSS]
+            yield Packet(event.t, frames[mine].frame(seq, ack, PSH | ACK, piece))
+            used[mine] = max(used[mine], event.offset + at + len(piece))
+
+
+def _start(timeline: Timeline, connection: int, direction: str) -> float:
+    end = timeline.end_of(connection, direction)
+    return end.t if end else 0.0
+
+
+def _source_size(timeline: Timeline, leg: Leg) -> int:
+    """Bytes the peer on the other side of ``leg``'s socket sent (the other leg's source)."""
+    other = timeline.legs.get((leg.connection, OTHER_DIRECTION[leg.direction]))
+    return 0 if other is None else other.source_read
+
+
+def _writes(timeline: Timeline, connection: int, direction: str) -> list[_Event]:
+    """The proxy's writes on the leg (kept bytes; those past the segment limit at the end),
+    then how it ended the leg."""
+    leg = timeline.legs.get((connection, direction)) or Leg(connection, direction)
+    key = (connection, direction)
+    segments = [s for s in timeline.segments if (s.connection, s.direction) == key]
+    end = timeline.end_of(connection, direction)
     kept = bytes(leg.data)
-    covered = 0
-    last_t = start
+    events, covered, last_t = [], 0, _start(timeline, connection, direction)
     for segment in segments:
         stop = segment.offset + segment.length
         covered, last_t = max(covered, stop), segment.t
-        yield from _data(out, segment.t, segment.offset, kept[segment.offset : stop], ack)
+        events.append(_Event(segment.t, True, segment.offset, kept[segment.offset : stop]))
     if covered < len(kept):  # writes past the timeline's segment limit: kept, but unlisted
-        yield from _data(out, end.t if end else last_t, covered, kept[covered:], ack)
-    yield from _close(out, back, timeline, connection, leg.written, end, ack)
-
-
-def _data(out: Frames, t: float, offset: int, data: bytes, ack: int) -> Iterator[Packet]:
-    for at in range(0, len(data), MSS):
-        seq = WRITER_ISN + 1 + offset + at
-        yield Packet(t, out.frame(seq, ack, PSH | ACK, data[at : at + MSS]))
-
-
-def _close(
-    out: Frames,
-    back: Frames,
-    timeline: Timeline,
-    connection: int,
-    written: int,
-    end: LegEnd | None,
-    ack: int,
-) -> Iterator[Packet]:
-    seq = WRITER_ISN + 1 + written
+        events.append(_Event(end.t if end else last_t, True, covered, kept[covered:]))
     how: str | None = end.how if end else None
     if end is None:  # torn down from the other leg: the proxy closed this socket too
         end = _teardown(timeline, connection)
         how = "fin" if end else None
+        other = timeline.end_of(connection, OTHER_DIRECTION[direction])
+        if other is not None and other.how == HowEnded.PEER_RST:
+            return events  # the peer on this socket reset it: nothing more is sent on it
     if end is None or how == "cancelled":
-        return  # still open when the case ended
-    if how in ("rst", "peer-rst"):
-        yield Packet(end.t, out.frame(seq, ack, RST | ACK))
-        return
-    yield Packet(end.t, out.frame(seq, ack, FIN | ACK))
-    yield Packet(end.t, back.frame(ack, seq + 1, ACK))
+        return events  # still open when the case ended
+    events.append(_Event(end.t, True, how="rst" if how in ("rst", "peer-rst") else "fin"))
+    return events
+
+
+def _reads(timeline: Timeline, connection: int, direction: str) -> list[_Event]:
+    """What the proxy read from the peer this leg writes to (the other leg's source), read
+    by read, then how that peer ended its stream (FIN, RST), if it did."""
+    other = timeline.legs.get((connection, OTHER_DIRECTION[direction]))
+    if other is None:
+        return []
+    kept = bytes(other.source)
+    # the last read listed carries what came after the list's limit too
+    stops = [offset for _, offset in other.source_reads[1:]] + [other.source_read]
+    events = (
+        []
+        if not other.source_reads
+        else [
+            _Event(t, False, offset, kept[offset:stop])
+            for (t, offset), stop in zip(other.source_reads, stops, strict=True)
+            if offset < len(kept)
+        ]
+    )
+    end = timeline.end_of(connection, other.direction)
+    if end is not None and (how := SOURCE_ENDS.get(end.how)) is not None:
+        events.append(_Event(end.t, False, how=how))
+    return events
 
 
 def case_packets(timeline: Timeline) -> list[Packet]:
-    """Every leg's packets, merged in time order (a leg's own order kept on ties)."""
-    packets = [p for key in sorted(timeline.legs) for p in leg_packets(timeline, *key)]
+    """Every conversation's packets, merged in time order (a conversation's own order kept on
+    ties): per connection, the consumer's with the proxy and the proxy's with the producer,
+    each as soon as the proxy wrote or read a byte of it."""
+    keys = set(timeline.legs)
+    keys |= {(n, OTHER_DIRECTION[d]) for (n, d), leg in timeline.legs.items() if leg.source_read}
+    packets = [p for key in sorted(keys) for p in leg_packets(timeline, *key)]
     return sorted(packets, key=lambda p: p.t)
 
 

@@ -73,6 +73,11 @@ class Leg:
     data: bytearray = field(default_factory=bytearray)
     written: int = 0
     capped: bool = False
+    #: the bytes the proxy read from this leg's source, before any fault (bounded like
+    #: ``data``), and ``(t, offset)`` of each read: the pcap's other side of the conversation
+    source: bytearray = field(default_factory=bytearray)
+    source_reads: list[tuple[float, int]] = field(default_factory=list)
+    source_read: int = 0
 
 
 @dataclass(slots=True)
@@ -125,6 +130,18 @@ class Timeline:
                 kept += data[:room]
             leg.capped = True
         leg.written += size
+
+    def read(self, now: float, connection: int, direction: str, data: bytes) -> None:
+        """Record one read of a leg's source, before any fault (for the pcaps). Nothing on a
+        timeline that keeps no byte (a long-running proxy's: its legs may run in threads)."""
+        if self.max_bytes_per_leg == 0:
+            return
+        leg = self.legs.get((connection, direction)) or self.leg(connection, direction)
+        if len(leg.source_reads) < self.max_segments:
+            leg.source_reads.append((now - self.started, leg.source_read))
+        room = self.max_bytes_per_leg - len(leg.source)
+        leg.source += data[: max(room, 0)]
+        leg.source_read += len(data)
 
     def keeps_nothing(self) -> bool:
         """Whether this timeline keeps no segment and no byte (only counts: a long-running

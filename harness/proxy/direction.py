@@ -361,6 +361,7 @@ class Leg:
                 self.watcher.observe(data)
         if not data:
             return End()
+        self.timeline.read(trio.current_time(), self.conn.number, self.direction, data)
         offset = self.conn.read[self.direction]
         self.conn.read[self.direction] += len(data)
         return Chunk(data, offset)

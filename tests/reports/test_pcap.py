@@ -1,5 +1,6 @@
-"""pcap files: tshark reads them back, checksums hold, and each leg reassembles to exactly the
-bytes the timeline kept for it."""
+"""pcap files: tshark reads them back, checksums hold, and each conversation reassembles to
+exactly the bytes the timeline kept: what the proxy wrote on a leg, and what it read from the
+same peer (the consumer's request; the producer's stream as it arrived, before any fault)."""
 
 from __future__ import annotations
 
@@ -11,7 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from harness.artifacts.pcap import MSS, Frames, case_packets, endpoints, write_pcap
+from harness.artifacts.pcap import (
+    MSS,
+    OTHER_DIRECTION,
+    Frames,
+    case_packets,
+    endpoints,
+    write_pcap,
+)
 from harness.evidence.timeline import HowEnded, Timeline
 from harness.judging.results import CaseResult
 from tests.reports.conftest import DATA, by_name, tool
@@ -20,20 +28,45 @@ Leg = tuple[int, str]
 HEX = re.compile(r"\s*[0-9a-f]+$")
 
 
-def tshark_legs(path: Path, legs: Sequence[Leg]) -> dict[Leg, bytes]:
-    """Follow each leg's TCP stream in one tshark run; the bytes it reassembled, per leg."""
+def tshark_conversations(path: Path, legs: Sequence[Leg]) -> dict[Leg, tuple[bytes, bytes]]:
+    """Follow the TCP stream each leg is written on, in one tshark run: per leg, the bytes
+    tshark reassembled from the proxy, and from the peer."""
     args = [tool("tshark"), "-r", str(path), "-q"]
     for connection, direction in legs:
         writer, reader, _ = endpoints(connection, direction)
         args += ["-z", f"follow,tcp,raw,127.0.0.1:{writer},127.0.0.1:{reader}"]
     out = subprocess.run(args, capture_output=True, text=True, check=True).stdout
-    found: dict[Leg, bytes] = {}
+    found: dict[Leg, tuple[bytes, bytes]] = {}
     for block in out.split("Follow: tcp,raw")[1:]:
-        lines = block.strip().splitlines()
-        ports = {int(line.rsplit(":", 1)[1]) for line in lines if line.startswith("Node ")}
-        leg = next(leg for leg in legs if set(endpoints(*leg)[:2]) == ports)
-        found[leg] = bytes.fromhex("".join(line.strip() for line in lines if HEX.match(line)))
+        lines = block.strip("\n=").splitlines()
+        nodes = [int(line.rsplit(":", 1)[1]) for line in lines if line.startswith("Node ")]
+        leg = next(leg for leg in legs if set(endpoints(*leg)[:2]) == set(nodes))
+        # node 1's lines are indented with a tab, node 0's are not
+        sent = {0: "", 1: ""}
+        for line in lines:
+            if HEX.match(line):
+                sent[1 if line.startswith("\t") else 0] += line.strip()
+        by_port = {nodes[i]: bytes.fromhex(sent[i]) for i in (0, 1)}
+        writer, reader, _ = endpoints(*leg)
+        found[leg] = (by_port[writer], by_port[reader])
     return found
+
+
+def tshark_legs(path: Path, legs: Sequence[Leg]) -> dict[Leg, bytes]:
+    """The bytes the proxy wrote on each leg, as tshark reassembled them."""
+    return {leg: sent for leg, (sent, _) in tshark_conversations(path, legs).items()}
+
+
+def kept(timeline: Timeline, leg: Leg) -> tuple[bytes, bytes]:
+    """What the timeline kept of a leg's conversation: the proxy's writes on it, and what it
+    read from the same peer (the other leg's source)."""
+    connection, direction = leg
+    other = timeline.legs.get((connection, OTHER_DIRECTION[direction]))
+    mine = timeline.legs.get(leg)
+    return (
+        b"" if mine is None else bytes(mine.data),
+        b"" if other is None else bytes(other.source),
+    )
 
 
 def tshark_fields(path: Path, *fields: str) -> list[list[str]]:
@@ -54,7 +87,14 @@ def test_report_pcaps_reassemble_to_the_kept_bytes(
     path = next((report_dir / "pcaps").glob(f"{index:04d}-*.pcap"))
     legs = [key for key, leg in sorted(result.timeline.legs.items()) if leg.written]
     assert legs, "the case wrote bytes"
-    assert tshark_legs(path, legs) == {key: bytes(result.timeline.legs[key].data) for key in legs}
+    timeline = result.timeline
+    assert tshark_conversations(path, legs) == {key: kept(timeline, key) for key in legs}
+    # both conversations of the first connection: the consumer's request as the proxy read
+    # it, and the producer's stream as the proxy read it (before any fault)
+    request, stream = kept(timeline, (1, "downstream"))[1], kept(timeline, (1, "upstream"))[1]
+    http = result.framing in ("sse", "websocket")
+    assert (request.startswith(b"GET "), stream.startswith(b"HTTP/1.1 ")) == (http, http)
+    assert len(stream) == timeline.legs[(1, "downstream")].source_read > 0
     # every packet's IP and TCP checksums verify (status 1 = good)
     statuses = tshark_fields(path, "ip.checksum.status", "tcp.checksum.status")
     assert {tuple(row) for row in statuses} == {("1", "1")}
@@ -72,12 +112,18 @@ def test_leg_ends_become_fin_or_rst(results: Sequence[CaseResult], report_dir: P
 
 
 def _timeline() -> Timeline:
-    """Two connections by hand: a write past MSS, a capped leg, RST from the producer, a FIN."""
+    """Two connections by hand: a write past MSS, a capped leg, RST from the producer, a FIN;
+    every byte written was read first (the request from the consumer, the rest from the
+    producer)."""
     timeline = Timeline(max_bytes_per_leg=150_000)
+    timeline.read(0.0005, 1, "upstream", b"GET / HTTP/1.1\r\n\r\n")
     timeline.wrote(0.001, 1, "upstream", b"GET / HTTP/1.1\r\n\r\n")
-    timeline.wrote(0.002, 1, "downstream", bytes(range(256)) * 600)  # 153,600 B, capped
+    timeline.read(0.0015, 1, "downstream", bytes(range(256)) * 600)  # 153,600 B, capped
+    timeline.wrote(0.002, 1, "downstream", bytes(range(256)) * 600)
+    timeline.read(0.0025, 1, "downstream", b"tail")
     timeline.wrote(0.003, 1, "downstream", b"tail")
     timeline.ended(0.004, 1, "downstream", HowEnded.PEER_RST, 153_604)
+    timeline.read(0.0095, 2, "downstream", b"second connection\n")
     timeline.wrote(0.010, 2, "downstream", b"second connection\n")
     timeline.ended(0.011, 2, "downstream", HowEnded.EOF, 18)
     return timeline
@@ -87,15 +133,18 @@ def test_capped_leg_keeps_its_prefix_and_shows_the_gap(tmp_path: Path) -> None:
     timeline = _timeline()
     path = tmp_path / "hand.pcap"
     count = write_pcap(timeline, path, base_time=1_700_000_000.0)
-    legs: list[Leg] = [(1, "upstream"), (1, "downstream"), (2, "downstream")]
-    assert tshark_legs(path, legs) == {key: bytes(timeline.legs[key].data) for key in legs}
+    legs: list[Leg] = [(1, "upstream"), (1, "downstream"), (2, "downstream"), (2, "upstream")]
+    assert tshark_conversations(path, legs) == {key: kept(timeline, key) for key in legs}
     assert len(timeline.legs[(1, "downstream")].data) == 150_000
+    assert len(timeline.legs[(1, "downstream")].source) == 150_000
     rows = tshark_fields(path, "frame.time_epoch", "tcp.len", "tcp.flags.str", "tcp.seq")
-    # conn 1 up: handshake, request, FIN+ACK when conn 1 was torn down (the RST below)
-    # conn 1 down: handshake, the kept 150,000 B in MSS-sized packets, RST
-    # conn 2 down: handshake, one write, FIN+ACK
-    assert len(rows) == count == (3 + 1 + 2) + (3 + 3 + 1) + (3 + 1 + 2)
-    assert [int(r[1]) for r in rows if int(r[1]) > 1000] == [MSS, MSS, 150_000 - 2 * MSS]
+    # conn 1, proxy and producer: handshake, request, the kept 150,000 B the producer sent in
+    # MSS-sized packets, its RST (nothing more is sent on a reset socket)
+    # conn 1, consumer and proxy: handshake, request, the kept 150,000 B again, RST
+    # conn 2, both: handshake, one write, FIN+ACK (conn 2 has no request)
+    assert len(rows) == count == (3 + 1 + 3 + 1) + (3 + 1 + 3 + 1) + (3 + 1 + 2) * 2
+    sizes = [int(r[1]) for r in rows if int(r[1]) > 1000]
+    assert sizes == [MSS, MSS, 150_000 - 2 * MSS] * 2
     rst = next(r for r in rows if "R" in r[2])
     assert int(rst[3]) == 153_604 + 1  # every written byte counted, kept or not
     assert float(rows[0][0]) == pytest.approx(1_700_000_000.001)
