@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import importlib.util
 import re
+import subprocess
+import sys
 from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
@@ -79,3 +81,63 @@ def _trusting(case: Case, ca_file: str) -> Case:
     link = case.scenario.link
     producer = replace(link.producer, upstream_ca=ca_file)
     return replace(case, scenario=replace(case.scenario, link=replace(link, producer=producer)))
+
+
+def _session(first: str) -> tuple[list[str], list[str]]:
+    """The commands (``$ ...``) and the output lines of the doc's console block whose first
+    command starts with ``first``."""
+    blocks = re.findall(r"^```console\n(.*?)^```", DOC.read_text(), re.DOTALL | re.MULTILINE)
+    (text,) = [b for b in blocks if b.startswith(f"$ {first}")]
+    lines = text.splitlines()
+    return [line[2:] for line in lines if line.startswith("$ ")], [
+        line for line in lines if not line.startswith("$ ")
+    ]
+
+
+def _faults_file() -> str:
+    blocks = re.findall(r"^```yaml\n(.*?)^```", DOC.read_text(), re.DOTALL | re.MULTILINE)
+    (text,) = [str(b) for b in blocks if b.startswith("# faults.yaml")]
+    return text
+
+
+def test_the_proxy_session_runs_as_written(service: tuple[int, int], tmp_path: Path) -> None:
+    """The proxy in the background, curl once it says it listens: the doc's lines, run by
+    bash, print what the doc shows. The proxy listens on a port of its own choosing (the
+    script reads it from the listening line), the service is the test's."""
+    commands, shown = _session("tearline proxy --listen")
+    plain, _ = service
+    (tmp_path / "faults.yaml").write_text(_faults_file())
+    script = [f'export PATH="{Path(sys.executable).parent}:$PATH"']
+    read_port = r"PORT=$(sed -n 's/.*listening on 127.0.0.1:\([0-9]*\).*/\1/p' proxy.log)"
+    for command in commands:
+        line = command.replace("127.0.0.1:18080", f"127.0.0.1:{plain}")
+        line = line.replace("--listen 127.0.0.1:18081", "--listen 127.0.0.1:0")
+        script.append(line.replace("127.0.0.1:18081", "127.0.0.1:$PORT"))
+        if line.startswith("until grep"):  # the proxy's own port, from the line it waited for
+            script.append(read_port)
+    done = subprocess.run(
+        ["bash", "-c", "\n".join(script)],
+        cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    got = done.stdout.splitlines()
+    port = re.search(r"listening on 127\.0\.0\.1:(\d+)", done.stdout)
+    assert port is not None
+    expected = [
+        line.replace("127.0.0.1:18080", f"127.0.0.1:{plain}").replace(
+            "127.0.0.1:18081", f"127.0.0.1:{port[1]}"
+        )
+        for line in shown
+    ]
+
+    # the byte offsets count the response head, which the test's uvicorn writes shorter (no
+    # Server or Date header) than the doc's ``python docs/examples/sse_service.py``
+    def offsets(lines: list[str]) -> list[str]:
+        return [re.sub(r"at byte \d+", "at byte N", line) for line in lines]
+
+    assert offsets(got) == offsets(expected)
+    assert len(got) == 7
