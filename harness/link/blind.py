@@ -17,8 +17,8 @@ from collections.abc import Sequence
 
 from harness.faults.config import Fault
 from harness.faults.effects import MESSAGE_ORDER
-from reference_impl.link.spec import LinkSpec
-from reference_impl.payload.detection import Detection, detection
+from reference_impl.link.spec import LinkSpec, iter_payload
+from reference_impl.payload.detection import Detection, content_frames, detection
 
 UNDETECTABLE = "undetectable by this protocol"
 
@@ -29,8 +29,15 @@ def declared(spec: LinkSpec) -> Detection:
 
 def blind_effects(spec: LinkSpec, fault: Fault) -> tuple[tuple[str, str], ...]:
     """``(effect, why)`` for each effect of ``fault`` on whole messages that no consumer of
-    ``spec``'s payload can see (empty: the fault is judged in full)."""
-    if fault.direction != "downstream":
+    ``spec``'s payload can see (empty: the fault is judged in full). A fault on a frame that
+    carries no content (a token stream's ``[DONE]``) is judged in full: its loss or copy is
+    seen on every profile."""
+    if fault.direction != "downstream" or not fault.effects & MESSAGE_ORDER:
+        return ()
+    named = [
+        v for key in ("frame", "with_frame") if isinstance(v := getattr(fault, key, None), int)
+    ]
+    if named and not set(named) <= content_frames(spec.payload, iter_payload(spec), spec.tokens):
         return ()
     found = declared(spec)
     return tuple(

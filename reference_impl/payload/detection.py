@@ -19,11 +19,13 @@ end, which every payload here detects (``TRUNCATION``).
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 
+from reference_impl.events import Message
 from reference_impl.payload import PayloadName
-from reference_impl.payload.tokens import PROFILES, TokenStreamSpec
+from reference_impl.payload.tokens import PROFILES, TokenStreamSpec, TokenTracker
 
 
 class Change(StrEnum):
@@ -127,6 +129,25 @@ def detection(payload: str, tokens: TokenStreamSpec | None = None) -> Detection:
     if payload == PayloadName.TOKENS and tokens is not None:
         return _tokens(tokens.profile, tokens.advertise_length, tokens.send_completion)
     raise ValueError(f"no detection declared for payload {payload!r}")
+
+
+def content_frames(
+    payload: str, frames: Iterable[Message], tokens: TokenStreamSpec | None = None
+) -> frozenset[int]:
+    """The frames (1-based) of a clean stream that the declaration speaks of: those that
+    carry the result's content. Every message of ``messages`` and ``envelope``; a token
+    stream's deltas only: its start, hint, finish and completion signal are scaffolding whose
+    loss or repetition every profile sees (an end that never comes, a frame past the end, a
+    stream that does not start as it must)."""
+    if payload != PayloadName.TOKENS or tokens is None:
+        return frozenset(index for index, _ in enumerate(frames, start=1))
+    tracker, found = TokenTracker(tokens.profile), set()
+    for index, frame in enumerate(frames, start=1):
+        before = tracker.received_tokens
+        tracker.feed(frame)
+        if tracker.received_tokens > before:
+            found.add(index)
+    return frozenset(found)
 
 
 def every_detection() -> tuple[Detection, ...]:

@@ -17,8 +17,14 @@ from harness.reports.caseview import facts
 from harness.reports.results_json import case_record
 from harness.running.case import run_case
 from harness.scenario import Case
-from reference_impl.payload.detection import Change, detection, every_detection, table
-from reference_impl.payload.tokens import TokenStreamSpec
+from reference_impl.payload.detection import (
+    Change,
+    content_frames,
+    detection,
+    every_detection,
+    table,
+)
+from reference_impl.payload.tokens import TokenStreamSpec, iter_messages
 from tests.harness.conftest import PYTHON, one_case
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -149,3 +155,27 @@ async def test_on_the_envelope_a_consumer_that_ignores_sequences_still_fails(fau
         "expected verdict ERR_ZPARQL_STREAM_CHECKSUM_MISMATCH, got ERR_ZPARQL_STREAM_TRUNCATED",
         (),
     )
+
+
+def test_only_frames_that_carry_content_are_blind() -> None:
+    openai = TokenStreamSpec("openai", ("a", "b", "c"), advertise_length=True)
+    frames = list(iter_messages(openai))  # hint, 3 deltas, finish, [DONE]
+    assert content_frames("tokens", frames, openai) == {2, 3, 4}
+    anthropic = TokenStreamSpec("anthropic", ("a", "b"))
+    # message_start, content_block_start, 2 deltas, content_block_stop, message_delta, stop
+    assert content_frames("tokens", iter_messages(anthropic), anthropic) == {3, 4}
+    # a copy of [DONE] (frame 5 of 3 deltas and a finish) is a frame after the end, which
+    # every consumer can see: judged in full, no warning
+    link = "{framing: sse, payload: tokens, tokens: {profile: openai, count: 3}}"
+    assert warnings(case(link, "{kind: duplicate_frame, frame: 5}", "{complete: false}")) == []
+    assert len(warnings(case(link, "{kind: duplicate_frame, frame: 2}", "{complete: true}"))) == 1
+    swap = "{kind: reorder_frames, frame: 3, with_frame: 4}"  # the last delta and the finish
+    assert warnings(case(link, swap, "{complete: false}")) == []
+
+
+async def test_a_frame_after_the_signal_is_still_judged_in_full() -> None:
+    link = "{framing: sse, payload: tokens, tokens: {profile: openai, count: 3}}"
+    fault = "{kind: duplicate_frame, frame: 5}"
+    expect = "{verdict: MALFORMED_PAYLOAD, complete: false, accepted_messages: 0}"
+    result = await run_case(case(link, fault, expect))
+    assert (result.outcome, result.undetectable) == ("pass", ())
