@@ -66,9 +66,12 @@ def _testcase(result: CaseResult, pcap: str | None) -> ET.Element:
             "time": f"{result.duration_s:.3f}",
         },
     )
-    if result.grade is not None:  # first, as pytest writes a test case's properties
+    if result.grade is not None or result.undetectable:  # first, as pytest writes them
         properties = ET.SubElement(case, "properties")
-        ET.SubElement(properties, "property", {"name": "grade", "value": result.grade})
+        if result.grade is not None:
+            ET.SubElement(properties, "property", {"name": "grade", "value": result.grade})
+        for note in result.undetectable:  # a fault no consumer of the protocol can see
+            ET.SubElement(properties, "property", {"name": "undetectable", "value": note})
     tag = _failure_tag(result)
     if tag is not None:
         attributes = {"message": xml_text(result.diagnosis), "type": result.outcome}

@@ -6,6 +6,7 @@ in full.
 from __future__ import annotations
 
 from pathlib import Path
+from xml.etree import ElementTree
 
 import pytest
 
@@ -14,6 +15,7 @@ from harness.judging.results import CaseResult
 from harness.link.blind import blind_warnings
 from harness.link.reference import link_spec
 from harness.reports.caseview import facts
+from harness.reports.junit import junit_xml
 from harness.reports.results_json import case_record
 from harness.running.case import run_case
 from harness.scenario import Case
@@ -95,6 +97,10 @@ def marked(result: CaseResult, kind: str, effect: str, payload: str, why: str) -
     assert result.undetectable == (note,)
     assert ("undetectable", note, "") in facts(result)
     assert case_record(result, None)["undetectable"] == [note]
+    document = junit_xml([result], pcaps={}, elapsed_s=0.0, timestamp="2026-01-01T00:00:00")
+    xml = ElementTree.fromstring(document)
+    found = [(p.get("name"), p.get("value")) for p in xml.iter("property")]
+    assert found == [("undetectable", note)]
 
 
 @pytest.mark.parametrize("fault", FRAME_FAULTS)
