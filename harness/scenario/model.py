@@ -194,6 +194,9 @@ class FramingConfig:
     max_message_bytes: Annotated[int, Ge(1), Le(MAX_MESSAGE_BYTES)] = defaults.MAX_MESSAGE_BYTES
     #: SSE body: chunked transfer encoding (explicit end) or ended by closing the connection
     sse_body: Literal["chunked", "close"] = "chunked"
+    #: the HTTP response body of sse and ndjson-http, the same choice as ``sse_body`` under a
+    #: name that fits both (give one of the two)
+    http_body: Literal["chunked", "close"] | None = None
     #: WebSocket messages as text (UTF-8 validated) or binary
     ws_text: bool = True
     #: WebSocket fragment size in bytes (0: each message in one frame)
@@ -201,6 +204,14 @@ class FramingConfig:
     #: what the consumer asks for: the SSE or WebSocket request target, the gRPC method
     #: (``/package.Service/Method``); your own producer may serve another path than ours
     path: RequestPath = defaults.REQUEST_PATH
+
+    def __post_init__(self) -> None:
+        # ``http_body`` is ``sse_body`` by a framing-neutral name: everything reads sse_body.
+        if self.http_body is None:
+            return
+        if self.sse_body != "chunked" and self.sse_body != self.http_body:
+            raise FieldError("differs from sse_body: give the body once", path=("http_body",))
+        object.__setattr__(self, "sse_body", self.http_body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,7 +454,7 @@ class Link:
     def _check_ndjson_texts(self) -> None:
         """An NDJSON line can be no message that is empty, holds an LF or ends in CR."""
         texts = self.messages.texts if self.messages is not None else None
-        if self.framing != "ndjson" or not texts:
+        if self.framing not in (FramingName.NDJSON, FramingName.NDJSON_HTTP) or not texts:
             return
         for index, text in enumerate(texts):
             if not text or "\n" in text or text.endswith("\r"):
