@@ -51,7 +51,7 @@ MAX_HEAD_BYTES = 64 * 1024
 MAX_EXACT_BYTES = 16 << 20
 #: framings whose messages end only on these bytes (a line's end: NDJSON's LF, over HTTP too;
 #: SSE's blank line, CR or LF, and its chunked body's CRLFs)
-_LINE_ENDS = {
+_LINE_ENDS: dict[str, re.Pattern[bytes]] = {
     FramingName.NDJSON: re.compile(rb"\n"),
     FramingName.NDJSON_HTTP: re.compile(rb"\n"),
     FramingName.SSE: re.compile(rb"[\r\n]"),
