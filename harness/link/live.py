@@ -381,7 +381,7 @@ class LiveStream:
             found = layout.http2_request_end(bytes(self._head))
         else:
             end = bytes(self._head).find(b"\r\n\r\n")
-            found = None if end < 0 else end + 4
+            found = None if end < 0 else end + 4 + _body_length(bytes(self._head[:end]))
         if found is not None:
             self.request_end = base + found
             self._head.clear()
@@ -567,5 +567,13 @@ class LiveStream:
         return self._chars.starts[k - 1] + char_byte
 
 
+def _body_length(head: bytes) -> int:
+    """The ``Content-Length`` of an HTTP/1.1 request head (0: none): the request ends after its
+    body (a POST's JSON), not at the blank line."""
+    found = _CONTENT_LENGTH.search(head)
+    return int(found.group(1)) if found else 0
+
+
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,12})[ \t]*(?=\r\n|$)", re.IGNORECASE)
 #: framings without a setup before their first frame
 _RAW = (FramingName.LENGTH_PREFIXED, FramingName.NDJSON)
