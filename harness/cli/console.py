@@ -102,3 +102,18 @@ def print_summary(console: Console, results: Sequence[CaseResult], elapsed_s: fl
             table.add_column(g, justify="right")
         table.add_row(*(f"[{GRADE_STYLES[g]}]{grades.get(g, 0)}[/]" for g in GRADES))
         console.print(table)
+    print_undetectable(console, results)
+
+
+def print_undetectable(console: Console, results: Sequence[CaseResult]) -> None:
+    """The faults no consumer of the link's protocol could see: a finding about the protocol,
+    which the consumer was not held to."""
+    blind = [r for r in results if r.undetectable]
+    if not blind:
+        return
+    console.print(f"{len(blind)} case(s) with a fault no consumer of the protocol can see:")
+    for r in blind[:MAX_LISTED]:
+        for note in r.undetectable:
+            console.print(f"  {escape(r.case_id)}: {escape(note)}", soft_wrap=True)
+    if len(blind) > MAX_LISTED:
+        console.print(f"  ... and {len(blind) - MAX_LISTED} more (see the reports)")

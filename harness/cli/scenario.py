@@ -279,6 +279,22 @@ def print_warnings(cases: Sequence[Case]) -> None:
     ]
     for line in case_warnings(shown):
         print(line, file=sys.stderr)
+    _print_blind(cases)
+
+
+def _print_blind(cases: Sequence[Case]) -> None:
+    """The faults the link's payload cannot show any consumer (``harness.link.blind``),
+    whoever the producer is: it is the protocol that cannot show them."""
+    from harness.link.blind import blind_warnings  # noqa: PLC0415
+    from harness.link.reference import link_spec  # noqa: PLC0415
+
+    shown = [
+        (origin.file, origin.line, link_spec(case.scenario.link), case.scenario.faults)
+        for case in cases
+        if (origin := case.scenario.origin) is not None and case.scenario.faults
+    ]
+    for line in blind_warnings(shown):
+        print(line, file=sys.stderr)
 
 
 def targeted_cases(args: argparse.Namespace, cases: Sequence[Case] | None = None) -> list[Case]:

@@ -30,6 +30,9 @@ class WireConnection:
     delivered_end: bool = False
     #: whole messages the consumer's side could decode
     delivered: int = 0
+    #: sha256 of each of them, in the order the consumer's side got them (what a fault no
+    #: consumer can see left of ``sent``: the judge holds the consumer to this instead)
+    received: tuple[str, ...] = ()
     #: (sent, delivered) digests of messages a fault changed into other valid messages of the
     #: same size, which no consumer can tell apart: accepting one is no I1 breach
     delivered_as: tuple[tuple[str, str], ...] = ()

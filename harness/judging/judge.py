@@ -18,12 +18,13 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from harness.evidence.connection import WireConnection, connection, needed_messages
-from harness.evidence.timeline import Timeline
+from harness.evidence.timeline import FaultRecord, Timeline
 from harness.faults.effects import Effect
 from harness.faults.registry import fault_class
 from harness.judging.attempts import Attempts, Handed, attempt_problems, keeps_messages
 from harness.judging.grades import Circumstances, grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
+from harness.link.blind import UNDETECTABLE, blind_note
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
 
@@ -33,6 +34,9 @@ class DeclaredFault:
     kind: str
     connection: int  # 0 = every connection
     direction: str
+    #: ``(effect, why)`` of what it does to whole messages that no consumer of the link's
+    #: payload can see (``harness.link.blind``): the consumer is not held to those
+    blind: tuple[tuple[str, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +73,8 @@ class Observation:
 
     #: a short text of each message the producer can send, by digest (for diagnoses)
     previews: Mapping[str, str] = field(default_factory=dict)
+    #: the link's payload, as the notes of faults it cannot show name it
+    payload: str = ""
 
     def preview(self, digest: str) -> str:
         """The message with ``digest`` as a diagnosis shows it."""
@@ -91,6 +97,8 @@ class Judgement:
     checks: tuple[Check, ...] = field(default=())
     #: a foreign consumer's grade (None for the reference consumer; see grades.py)
     grade: Grade | None = None
+    #: each fault that fired and that no consumer of this protocol could see (``blind_notes``)
+    undetectable: tuple[str, ...] = ()
 
 
 MAX_PROBLEMS = 8  # problems a check lists in full; the rest are counted
@@ -143,9 +151,7 @@ def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Ch
             for a in report.accepted
             if a.connection == number
         ]
-        on_wire = connection(obs.wire, number)
-        sent = () if on_wire is None else on_wire.sent
-        found = _subsequence_problems(accepted, sent, obs.preview)
+        found = _subsequence_problems(accepted, _held_to(obs, number), obs.preview)
         if found:
             problems[number] = [f"connection {number}: {p}" for p in found]
     every = [p for number in sorted(problems) for p in problems[number]]
@@ -153,6 +159,59 @@ def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Ch
     across = attempt_problems(_handed(report, obs), _attempts(report, obs))
     i1 = Check("I1", False, _listed(every)) if every else _integrity_held(report, obs)
     return i1, _across_attempts(report, obs, stale, across, broke=bool(every))
+
+
+def _held_to(obs: Observation, number: int) -> tuple[str, ...]:
+    """What I1 holds connection ``number``'s accepted messages to: what the producer sent,
+    or, after a fault that repeated or swapped messages where no consumer can see it, what
+    the consumer's side received (as sent, where a change in place went unseen too)."""
+    assert obs.wire is not None
+    on_wire = connection(obs.wire, number)
+    if on_wire is None:
+        return ()
+    if not (_blind_fired(obs, number, "duplication") or _blind_fired(obs, number, "reordering")):
+        return on_wire.sent
+    return tuple(obs.as_sent(digest, number) for digest in on_wire.received)
+
+
+def _blind_fired(obs: Observation, number: int, effect: str) -> bool:
+    """Whether a fault whose ``effect`` no consumer of the link can see fired on connection
+    ``number``."""
+    return any(
+        number == record.connection
+        for fault, record in _blind_records(obs)
+        if any(e == effect for e, _ in fault.blind)
+    )
+
+
+def _blind_records(obs: Observation) -> list[tuple[DeclaredFault, FaultRecord]]:
+    return [
+        (fault, record)
+        for fault in obs.declared
+        if fault.blind
+        for record in obs.timeline.faults
+        if record.name == fault.kind
+        and record.direction == fault.direction
+        and fault.connection in (0, record.connection)
+    ]
+
+
+def blind_notes(obs: Observation) -> tuple[str, ...]:
+    """One note per declared fault that fired and that no consumer of the link could see."""
+    fired = {id(fault): fault for fault, _ in _blind_records(obs)}
+    return tuple(dict.fromkeys(blind_note(f.kind, obs.payload, f.blind) for f in fired.values()))
+
+
+def _removed_unseen(obs: Observation) -> set[str]:
+    """Messages a loss no consumer of the link can see took from the consumer's side: no
+    consumer can be asked for them."""
+    assert obs.wire is not None
+    removed: set[str] = set()
+    for conn in obs.wire:
+        if _blind_fired(obs, conn.number, "loss"):
+            got = {obs.as_sent(d, conn.number) for d in conn.received}
+            removed |= {d for d in conn.sent if d not in got}
+    return removed
 
 
 def _integrity_held(report: ConsumerReport, obs: Observation) -> Check:
@@ -234,7 +293,8 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
         return Check("I2", False, f"complete result although {_why_no_end(conn, obs)}")
     needed = needed_messages(obs.wire, last, resumes=obs.resumes)
     accepted = {obs.as_sent(a.sha256, a.connection) for a in report.accepted}
-    missing = [d for d in needed if d not in accepted]
+    removed = _removed_unseen(obs)
+    missing = [d for d in needed if d not in accepted and d not in removed]
     if missing:
         return Check(
             "I2",
@@ -242,7 +302,9 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
             f"complete result but {len(missing)} of {len(needed)} messages that carry the "
             "result were never accepted",
         )
-    return Check("I2", True, "complete result, and the producer's end reached the consumer")
+    unseen = sum(1 for d in needed if d not in accepted and d in removed)
+    lost = f" ({unseen} lost where no consumer can see it: {UNDETECTABLE})" if unseen else ""
+    return Check("I2", True, f"complete result, and the producer's end reached the consumer{lost}")
 
 
 def _cuts(name: str) -> bool:
@@ -282,23 +344,29 @@ def check_bounded(obs: Observation) -> Check:
 
 
 def check_fidelity(obs: Observation) -> Check:
-    """I5: every declared fault fired on its connection and direction; every split was seen."""
-    for fault in obs.declared:
-        fired = [
-            f
-            for f in obs.timeline.faults
-            if f.name == fault.kind
+    """I5: every declared fault fired on its connection and direction (every one that did
+    not is named); every split was seen."""
+    unfired = [
+        f"{fault.kind} ({fault.direction}, {_where(fault)}) never fired"
+        + _why_unfired(obs.timeline, fault)
+        for fault in obs.declared
+        if not any(
+            f.name == fault.kind
             and f.direction == fault.direction
             and fault.connection in (0, f.connection)
-        ]
-        if not fired:
-            where = "any connection" if fault.connection == 0 else f"connection {fault.connection}"
-            why = _why_unfired(obs.timeline, fault)
-            return Check("I5", False, f"{fault.kind} ({fault.direction}, {where}) never fired{why}")
+            for f in obs.timeline.faults
+        )
+    ]
+    if unfired:
+        return Check("I5", False, "; ".join(unfired))
     unseen = obs.timeline.fired("boundary-unobserved")
     if unseen:
         return Check("I5", False, f"{len(unseen)} read boundaries not observed by the consumer")
     return Check("I5", True, f"{len(obs.timeline.faults)} fault applications on the wire")
+
+
+def _where(fault: DeclaredFault) -> str:
+    return "any connection" if fault.connection == 0 else f"connection {fault.connection}"
 
 
 def _why_unfired(timeline: Timeline, fault: DeclaredFault) -> str:
@@ -361,7 +429,7 @@ def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
 
 def judge(expect: Expect, obs: Observation) -> Judgement:
     """The outcome and its evidence; for a foreign consumer also its grade."""
-    verdict = _judge(expect, obs)
+    verdict = replace(_judge(expect, obs), undetectable=blind_notes(obs))
     if not obs.foreign:
         return verdict
     missed = [] if obs.report is None else expectation_mismatches(obs.report, expect)

@@ -101,6 +101,14 @@ class CaseResult:
     target: Target = Target()
     #: the grade of a consumer other than the reference one (None: the reference consumer)
     grade: Grade | None = None
+    #: the expectation ``expected`` words (None: not known, a result made elsewhere)
+    expectation: Expect | None = field(default=None, repr=False)
+    #: the producer reached its own end on the connection ``wire_bytes`` counts: those are the
+    #: whole stream it sent, not only what the proxy had read of it when the case ended
+    wire_complete: bool = False
+    #: the faults that fired and that no consumer of this protocol can see, each with why
+    #: (``harness.link.blind``): the consumer was not held to them
+    undetectable: tuple[str, ...] = ()
 
     @property
     def passed(self) -> bool:

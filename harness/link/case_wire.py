@@ -144,6 +144,7 @@ class CaseWire:
             producer_end=source.reached_end,
             delivered_end=delivered.reached_end,
             delivered=len(delivered.digests),
+            received=tuple(delivered.digests),
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
             payload_changed=_payload_changes(source, delivered) if rewritten else (),
             payload_added=_payload_added(source, delivered) if added else (),

@@ -11,6 +11,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.evidence.timeline import FaultRecord
+from harness.judging.judge import expectation_mismatches
 from harness.judging.results import CaseResult, Check, replay_command
 from harness.reports.summary import fault_family, is_failing, observed_label
 
@@ -30,7 +31,10 @@ def verdict(result: CaseResult) -> str:
 
 
 def glance(result: CaseResult) -> str:
-    """One line on where the stream to the consumer ended, per connection."""
+    """One line on where the stream to the consumer ended, per connection: what the proxy
+    wrote to the consumer, what it had read from the producer by then (the producer may have
+    sent more: a cut stops the reading), and, once a producer reached its end, its whole
+    stream."""
     timeline = result.timeline
     parts = []
     for (connection, direction), leg in sorted(timeline.legs.items()):
@@ -38,9 +42,21 @@ def glance(result: CaseResult) -> str:
             continue
         end = timeline.end_of(connection, direction)
         how = END_WORDS.get(end.how, end.how) if end else "still open"
-        of = f" of {result.wire_bytes:,}" if result.wire_bytes else ""
-        parts.append(f"connection {connection}: {leg.written:,}{of} B to the consumer, then {how}")
+        read = f" of {end.read:,} B read from the producer" if end else ""
+        parts.append(
+            f"connection {connection}: {leg.written:,} B to the consumer{read}, then {how}"
+        )
+    if result.wire_complete and result.wire_bytes:
+        parts.append(f"the producer's whole stream: {result.wire_bytes:,} B")
     return "; ".join(parts) or "no bytes reached the consumer"
+
+
+def _missed(result: CaseResult) -> set[str]:
+    """The expectation's keys the consumer's report did not meet (``verdict``, ``complete``,
+    ``accepted_messages``): only those are drawn red."""
+    if result.report is None or result.expectation is None:
+        return set()
+    return {m.key for m in expectation_mismatches(result.report, result.expectation)}
 
 
 def facts(result: CaseResult) -> list[tuple[str, str, str]]:
@@ -48,11 +64,15 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
     The pcap link is not a fact here: each renderer links it its own way."""
     report = result.report
     accepted = f"{len(report.accepted)} messages in {report.reads} reads" if report else ""
+    missed = _missed(result)
+    # no report at all is red on a failing case; a report, where it differs from the expectation
+    differs = missed & {"verdict", "complete"} if report else is_failing(result)
     rows = [
         ("expected", result.expected or "-", ""),
-        ("observed", observed_label(result), "ko" if is_failing(result) else ""),
+        ("observed", observed_label(result), "ko" if differs else ""),
         ("grade", result.grade or "", "ko" if result.grade == "failed" else ""),
-        ("accepted", accepted, ""),
+        ("undetectable", "; ".join(result.undetectable), ""),
+        ("accepted", accepted, "ko" if "accepted_messages" in missed else ""),
         ("link", f"{result.payload} over {result.framing}; faults: {fault_family(result)}", ""),
         ("sweep", params_text(result), ""),
         ("seed", str(result.seed), "code"),

@@ -163,7 +163,9 @@ def _clean_stream(result: CaseResult, lane: _Lane, top: float) -> list[Shape]:
     if lane.direction != "downstream" or not result.wire_bytes:
         return []
     right = lane.scale.x(result.wire_bytes)
-    clean = f"clean stream: {_n(result.wire_bytes)} B, {_n(len(result.frames))} messages"
+    # the whole stream only when its producer reached its end; else what the proxy had read
+    whole = "the producer's whole stream" if result.wire_complete else "read from the producer"
+    clean = f"{whole}: {_n(result.wire_bytes)} B, {_n(len(result.frames))} messages"
     ticks = _frame_ticks(result.frames, lane.scale, top + lane.height + 2)
     extent = rect("expected", LANE_X, top - 2, right - LANE_X, lane.height + 4, clean)
     return [extent] if ticks is None else [extent, ticks]

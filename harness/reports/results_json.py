@@ -136,6 +136,7 @@ def case_record(result: CaseResult, pcap: str | None, detail: str = "failing") -
         "seed": result.seed,
         "outcome": result.outcome,
         "grade": result.grade,
+        "undetectable": list(result.undetectable),
         "diagnosis": result.diagnosis,
         "replay": replay_command(result),
         "framing": result.framing,

@@ -22,6 +22,7 @@ from harness.evidence.timeline import Timeline
 from harness.judging.judge import DeclaredFault, Observation, judge
 from harness.judging.needs import case_needs
 from harness.judging.results import CaseResult, Check, Outcome, Target, expectation_text
+from harness.link.blind import blind_effects, declared
 from harness.link.case_wire import CaseWire, check_placeable
 from harness.link.prepared import MAX_SPANS_KEPT
 from harness.link.reference import reference_link
@@ -96,7 +97,10 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     obs = Observation(
         report=report,
         timeline=timeline,
-        declared=tuple(DeclaredFault(f.kind, f.connection, f.direction) for f in scenario.faults),
+        declared=tuple(
+            DeclaredFault(f.kind, f.connection, f.direction, blind_effects(derived.spec, f))
+            for f in scenario.faults
+        ),
         wire=connections,
         producer_max_held=None
         if external
@@ -111,11 +115,14 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
         lacks=adapter_lacks(link.consumer.function),
         needs=frozenset() if _target(link).is_reference else case_needs(scenario),
         previews=wire.previews(),
+        payload=declared(derived.spec).name,
     )
     verdict = judge(scenario.expect, obs)
     outcome = (verdict.outcome, verdict.diagnosis, verdict.checks)
     return replace(
-        _result(case, seed, outcome, started, report, timeline, wire), grade=verdict.grade
+        _result(case, seed, outcome, started, report, timeline, wire),
+        grade=verdict.grade,
+        undetectable=verdict.undetectable,
     )
 
 
@@ -172,6 +179,8 @@ def _result(
         report=report,
         timeline=timeline,
         wire_bytes=None if stream is None else stream.seen,
+        wire_complete=stream is not None and stream.reached_end,
+        expectation=scenario.expect,
         frames=() if stream is None else stream.spans(MAX_SPANS_KEPT),
         target=_target(link),
     )

@@ -49,13 +49,10 @@ from harness.scenario.model import (
 from reference_impl.framing import FramingName
 from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import PayloadName
+from reference_impl.payload.detection import detection
 from reference_impl.payload.messages import MessagesSpec
+from reference_impl.payload.tokens import TokenStreamSpec
 
-#: payloads that number their messages: only there can a consumer see a message lost,
-#: repeated or swapped (on opaque ``messages`` and ``tokens`` no consumer can tell, and the
-#: judge still holds the reference to I1/I2 there: ``harness.link.unseen`` covers corruption
-#: only), so faults with those effects are drawn only on these
-SEQUENCED_PAYLOADS = frozenset({"envelope"})
 #: where a byte position aims, simplest first, each as often as it is listed
 AIMS = (
     "frame",
@@ -119,15 +116,19 @@ def has_length_prefix(framing: str) -> bool:
 def kind_choices(space: Space) -> tuple[str, ...]:
     """Every hunted kind repeated by its weight, simplest first (``sampled_from`` shrinks
     toward the first): those that rewrite a length field only where the framing has one,
-    those that lose, repeat or swap messages only on a payload that numbers them."""
+    those that lose, repeat or swap messages only where the payload declares it can see that
+    (``reference_impl.payload.detection``) whatever the drawn link's settings: a fault no
+    consumer can see tests nothing."""
     prefixed = has_length_prefix(space.framing)
-    sequenced = space.payload in SEQUENCED_PAYLOADS
+    # the weakest token settings a plan may draw: no length hint, no completion signal
+    weakest = TokenStreamSpec(space.profile, (), advertise_length=False, send_completion=False)
+    seen = detection(space.payload, weakest)
     chosen = []
     for cls in hunted_kinds():
         hunt = cls.hunt
         assert hunt is not None
         if (hunt.needs_length_field and not prefixed) or (
-            cls.effects & MESSAGE_ORDER and not sequenced
+            not all(seen.detects(effect) for effect in cls.effects & MESSAGE_ORDER)
         ):
             continue
         chosen += [cls.kind] * hunt.weight

@@ -240,6 +240,7 @@ async def test_proxy_in_front_of_a_server_cuts_and_logs_the_fault(tmp_path: Path
             process = await trio.lowlevel.open_process(argv, stderr=subprocess.PIPE)
             assert process.stderr is not None
             buffer = bytearray()
+            # its first line, printed once it accepts: connecting at once, with no retry, works
             listening = await _line(process.stderr, buffer)
             found = re.fullmatch(
                 rf"\[tearline proxy\] listening on {LOOPBACK}:(\d+) -> {LOOPBACK}:{upstream}, "

@@ -356,6 +356,21 @@ def test_inconclusive_when_a_declared_fault_never_fired(
     assert (result.outcome, result.diagnosis) == ("inconclusive", diagnosis)
 
 
+def test_i5_names_every_fault_that_never_fired() -> None:
+    declared = (
+        DeclaredFault("kill", 1, "downstream"),
+        DeclaredFault("split", 0, "downstream"),
+        DeclaredFault("latency", 2, "upstream"),
+    )
+    obs = observe(report(), line=timeline(("split", 1, 10)), declared=declared)
+    result = judge(EXPECT_VERIFIED, obs)
+    assert (result.outcome, result.diagnosis) == (
+        "inconclusive",
+        "I5: kill (downstream, connection 1) never fired; latency (upstream, connection 2) "
+        "never fired",
+    )
+
+
 def test_inconclusive_when_a_read_boundary_was_not_observed() -> None:
     line = timeline(("split", 1, 10), ("boundary-unobserved", 1, None))
     obs = observe(report(), line=line, declared=(DeclaredFault("split", 1, "downstream"),))

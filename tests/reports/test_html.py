@@ -17,7 +17,7 @@ from markupsafe import Markup
 from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult, Check, Outcome
 from harness.reports import html
-from harness.reports.caseview import MAX_FAULT_ROWS, glance
+from harness.reports.caseview import MAX_FAULT_ROWS, facts, glance
 from harness.reports.html import MAX_EXPANDED, case_view, check_rows, matrix, render
 from tests.reports.conftest import by_name
 
@@ -145,13 +145,33 @@ def test_only_so_many_failing_cases_in_full(results: Sequence[CaseResult]) -> No
 
 def test_glance_says_where_the_stream_ended(results: Sequence[CaseResult]) -> None:
     result = by_name(results, "reconnect")
+    first, second = (result.timeline.end_of(n, "downstream") for n in (1, 2))
+    assert first is not None and second is not None
+    # the cut stops the proxy's reading too: it had read more than it wrote, less than the
+    # producer's whole stream
+    assert first.written < first.read < second.read == result.wire_bytes
+    assert result.wire_complete
     assert glance(result) == (
-        f"connection 1: {result.timeline.legs[(1, 'downstream')].written:,} of "
-        f"{result.wire_bytes:,} B to the consumer, then FIN; "
-        f"connection 2: {result.wire_bytes:,} of {result.wire_bytes:,} B to the consumer, "
-        "then FIN"
+        f"connection 1: {first.written:,} B to the consumer of {first.read:,} B read from the "
+        f"producer, then FIN; connection 2: {second.written:,} B to the consumer of "
+        f"{second.read:,} B read from the producer, then FIN; "
+        f"the producer's whole stream: {result.wire_bytes:,} B"
     )
     assert glance(by_name(results, "missing-frame")) == "no bytes reached the consumer"
+
+
+def test_observed_is_red_only_where_it_differs_from_the_expectation(
+    results: Sequence[CaseResult],
+) -> None:
+    def shown(name: str) -> dict[str, str]:
+        return {label: cls for label, _, cls in facts(by_name(results, name))}
+
+    # inconclusive, yet the consumer concluded what was expected
+    assert by_name(results, "never-fires").outcome == "inconclusive"
+    assert (shown("never-fires")["observed"], shown("never-fires")["accepted"]) == ("", "")
+    assert shown("wrong-expectation")["observed"] == "ko"
+    assert shown("hung")["observed"] == "ko"  # no report: nothing observed
+    assert shown("clean")["observed"] == ""
 
 
 def test_matrix_counts(results: Sequence[CaseResult]) -> None:
