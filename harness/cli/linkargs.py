@@ -51,7 +51,14 @@ def add_link_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="tokens payload: advertise the token count up front",
     )
-    group.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
+    group.add_argument(
+        "--http-body",
+        "--sse-body",
+        dest="sse_body",
+        choices=("chunked", "close"),
+        default="chunked",
+        help="sse, ndjson-http: the response body is chunked or ends at the close",
+    )
     group.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
     add_request_arguments(parser)
 

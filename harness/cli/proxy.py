@@ -67,10 +67,13 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         "positions and frame faults work (without it: offsets, matches, characters, times)",
     )
     proxy.add_argument(
+        "--http-body",
         "--sse-body",
+        dest="sse_body",
         choices=["chunked", "close"],
         default="chunked",
-        help="with --framing sse: the body is chunked or ends at the close (default chunked)",
+        help="with --framing sse or ndjson-http: the body is chunked or ends at the close "
+        "(default chunked)",
     )
     proxy.add_argument(
         "--api",

@@ -63,7 +63,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="openai",
         help="tokens payload: the producer's profile (how the reference consumer reads it)",
     )
-    parser.add_argument("--sse-body", choices=("chunked", "close"), default="chunked")
+    parser.add_argument(
+        "--http-body",
+        "--sse-body",
+        dest="sse_body",
+        choices=("chunked", "close"),
+        default="chunked",
+        help="sse, ndjson-http: the response body is chunked or ends at the close",
+    )
     consumer = parser.add_mutually_exclusive_group()
     consumer.add_argument(
         "--consumer",

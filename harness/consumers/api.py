@@ -17,13 +17,13 @@ from typing import Any, Literal
 
 from reference_impl import defaults
 
-Framing = Literal["length-prefixed", "ndjson", "sse", "websocket", "grpc"]
+Framing = Literal["length-prefixed", "ndjson", "sse", "websocket", "grpc", "ndjson-http"]
 
 #: the request path of the reference producer (SSE, WebSocket) and its gRPC method path
 #: (``reference_impl.framing.options.FramingOptions.path``; a test keeps them equal, and this
 #: module stays free of the codecs, so that a consumer worker starts fast)
 STREAM_PATH = defaults.REQUEST_PATH
-_SCHEMES = {"sse": "http", "websocket": "ws", "grpc": "http"}
+_SCHEMES = {"sse": "http", "websocket": "ws", "grpc": "http", "ndjson-http": "http"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -46,8 +46,8 @@ class LinkInfo:
     payload: str
     #: the token profile (``openai``, ``anthropic``, ``generic``); None unless payload tokens
     profile: str | None
-    #: ``http://host:port/stream`` (SSE, gRPC) or ``ws://host:port/stream``; None for the
-    #: framings without HTTP (``length-prefixed``, ``ndjson``: plain TCP)
+    #: ``http://host:port/stream`` (SSE, NDJSON over HTTP, gRPC) or ``ws://host:port/stream``;
+    #: None for the framings without HTTP (``length-prefixed``, ``ndjson``: plain TCP)
     url: str | None
     #: the request path (SSE, WebSocket) or gRPC method path the reference producer serves
     path: str = STREAM_PATH
@@ -68,7 +68,8 @@ class LinkInfo:
     max_message_bytes: int = 16 * 1024 * 1024
     #: seed 002's policy: a token stream cut between frames is a partial result
     accept_partial_at_safe_boundary: bool = False
-    #: SSE body framing: ``chunked`` (explicit end) or ``close`` (EOF ends it)
+    #: the HTTP body of sse and ndjson-http: ``chunked`` (explicit end) or ``close`` (EOF
+    #: ends it)
     sse_body: str = "chunked"
     #: WebSocket messages as text (True) or binary
     ws_text: bool = True

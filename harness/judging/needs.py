@@ -140,7 +140,7 @@ def _after_end(scenario: Scenario) -> int:
     """1 on a framing whose end is the close: a silence at the last byte holds the end back."""
     options = scenario.link.framing_options
     close = scenario.link.framing in ("length-prefixed", "ndjson") or (
-        scenario.link.framing == "sse" and options.sse_body == "close"
+        scenario.link.framing in ("sse", "ndjson-http") and options.sse_body == "close"
     )
     return 1 if close else 0
 

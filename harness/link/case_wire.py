@@ -231,7 +231,7 @@ def _other_http(framing: str | None, opening: bytes) -> str:
     if framing == FramingName.GRPC and opening.startswith(b"HTTP/1."):
         line = opening.split(b"\r\n", 1)[0].decode("latin-1")
         return f"an HTTP/1.1 answer ({line!r}), not HTTP/2"
-    http1 = framing in (FramingName.SSE, FramingName.WEBSOCKET)
+    http1 = framing in (FramingName.SSE, FramingName.WEBSOCKET, FramingName.NDJSON_HTTP)
     if http1 and len(opening) >= 9 and opening[0] == 0 and opening[3] in _HTTP2_OPENERS:
         return "an HTTP/2 answer (its first bytes are an HTTP/2 frame), not HTTP/1.1"
     return ""

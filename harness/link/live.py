@@ -36,7 +36,7 @@ from harness.faults.position import Position
 from harness.faults.stage import LinkShape
 from reference_impl.errors import CodecError
 from reference_impl.events import Message, StreamEnd
-from reference_impl.framing import FramingOptions, layout, make_monitor
+from reference_impl.framing import FramingName, FramingOptions, layout, make_monitor
 from reference_impl.framing.base import ClientCodec
 from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.payload.registry import payload as payload_kind
@@ -49,9 +49,16 @@ MAX_HEAD_BYTES = 64 * 1024
 #: bytes of one direction decoded one at a time at most (a fault waiting for frame 10^6 of a
 #: 1 GiB stream): past them frame bounds are not tracked and a fault asking for one is told so
 MAX_EXACT_BYTES = 16 << 20
-#: framings whose messages end only on these bytes (a line's end: NDJSON's LF; SSE's blank
-#: line, CR or LF, and its chunked body's CRLFs)
-_LINE_ENDS = {"ndjson": re.compile(rb"\n"), "sse": re.compile(rb"[\r\n]")}
+#: framings whose messages end only on these bytes (a line's end: NDJSON's LF, over HTTP too;
+#: SSE's blank line, CR or LF, and its chunked body's CRLFs)
+_LINE_ENDS: dict[str, re.Pattern[bytes]] = {
+    FramingName.NDJSON: re.compile(rb"\n"),
+    FramingName.NDJSON_HTTP: re.compile(rb"\n"),
+    FramingName.SSE: re.compile(rb"[\r\n]"),
+}
+#: framings whose message is an HTTP/1.1 response body's: a message ending its chunk owns the
+#: chunk's closing CRLF
+_HTTP_BODY = (FramingName.SSE, FramingName.NDJSON_HTTP)
 #: ``wanted_frames`` of a leg whose faults may ask for any frame (a merge counting frames from
 #: a byte offset or a match)
 EVERY_FRAME = 1 << 62
@@ -80,9 +87,9 @@ class LinkTraits:
     @property
     def has_end(self) -> bool:
         """The framing has an explicit end (else a clean close is the producer's end)."""
-        if self.framing in ("length-prefixed", "ndjson"):
+        if self.framing in _RAW:
             return False
-        return not (self.framing == "sse" and self.options.sse_body == "close")
+        return not (self.framing in _HTTP_BODY and self.options.sse_body == "close")
 
 
 class _Utf8Counter:
@@ -146,8 +153,9 @@ class LiveStream:
         self._head = bytearray()
         self._head_lost = False  # no setup within MAX_HEAD_BYTES: frames are not placed
         self._chunked = False
-        #: an SSE stream: an event dispatched at a CR owns the LF after it (``_close_trailer``)
-        self._sse = traits.framing == "sse" and not traits.request
+        #: an HTTP body's stream: a message owns its chunk's CRLF, an SSE event dispatched at
+        #: a CR the LF after it (``_close_trailer``)
+        self._sse = traits.framing in _HTTP_BODY and not traits.request
         self.ends: list[int | None] = []  # where each frame's bytes end; None: not yet known
         self.inexact = 0  # frames from this one on (1-based) have no exact bounds
         self._exact_left = MAX_EXACT_BYTES
@@ -321,9 +329,10 @@ class LiveStream:
         return int(getattr(tracker, "received_tokens", 0))
 
     def _close_trailer(self, *, final: bool = False) -> None:
-        """An SSE event owns the bytes that end it on the wire: the LF of a blank line ended
-        by CRLF (the codec dispatches at the CR, since a lone CR ends a line too), then, when
-        the event ended its HTTP chunk, the chunk's CRLF (as on a prepared link)."""
+        """A message of an HTTP body owns the bytes that end it on the wire: an SSE event the
+        LF of a blank line ended by CRLF (the codec dispatches at the CR, since a lone CR ends a
+        line too); then, when the message ended its HTTP chunk, the chunk's CRLF (as on a
+        prepared link)."""
         at = self._trailer_at
         if at is None:
             return
@@ -347,7 +356,7 @@ class LiveStream:
     def _find_head(self, data: bytes, start: int) -> None:
         self._head += data
         base = start + len(data) - len(self._head)
-        if self.traits.framing == "grpc":
+        if self.traits.framing == FramingName.GRPC:
             found = layout.http2_response_start(bytes(self._head))
             if found is not None:
                 self.head_end = base + found
@@ -361,17 +370,18 @@ class LiveStream:
             return
         head = bytes(self._head[: found + 4]).lower()
         self.head_end = base + found + 4
-        self._chunked = self.traits.framing == "sse" and b"transfer-encoding: chunked" in head
+        chunked = b"transfer-encoding: chunked" in head
+        self._chunked = self.traits.framing in _HTTP_BODY and chunked
         self._head.clear()
 
     def _find_request_end(self, data: bytes, start: int) -> None:
         self._head += data
         base = start + len(data) - len(self._head)
-        if self.traits.framing == "grpc":
+        if self.traits.framing == FramingName.GRPC:
             found = layout.http2_request_end(bytes(self._head))
         else:
             end = bytes(self._head).find(b"\r\n\r\n")
-            found = None if end < 0 else end + 4
+            found = None if end < 0 else end + 4 + _body_length(bytes(self._head[:end]))
         if found is not None:
             self.request_end = base + found
             self._head.clear()
@@ -489,13 +499,13 @@ class LiveStream:
 
     def length_field(self, index: int) -> tuple[int, int] | None:
         framing = self.traits.framing
-        if framing not in ("length-prefixed", "grpc"):
+        if framing not in (FramingName.LENGTH_PREFIXED, FramingName.GRPC):
             message = f"framing {framing} has no length prefix in frame {index}"
             raise PositionError(message, path=("frame",))
         span = self.frame_span(index)
         if span is None:
             return None
-        if framing == "length-prefixed":
+        if framing == FramingName.LENGTH_PREFIXED:
             return span[0], LENGTH_WIDTH
         # gRPC: the u32 right before the message's bytes, at the end of its DATA frame
         return span[1] - self.sizes[index - 1] - LENGTH_WIDTH, LENGTH_WIDTH
@@ -557,5 +567,13 @@ class LiveStream:
         return self._chars.starts[k - 1] + char_byte
 
 
+def _body_length(head: bytes) -> int:
+    """The ``Content-Length`` of an HTTP/1.1 request head (0: none): the request ends after its
+    body (a POST's JSON), not at the blank line."""
+    found = _CONTENT_LENGTH.search(head)
+    return int(found.group(1)) if found else 0
+
+
+_CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,12})[ \t]*(?=\r\n|$)", re.IGNORECASE)
 #: framings without a setup before their first frame
-_RAW = ("length-prefixed", "ndjson")
+_RAW = (FramingName.LENGTH_PREFIXED, FramingName.NDJSON)

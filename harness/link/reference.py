@@ -104,6 +104,7 @@ def link_spec(link: Link) -> LinkSpec:
         tokens.default_tokens(config.count, 0),
         advertise_length=config.advertise_length,
         send_completion=config.send_completion,
+        stop_reason=config.stop_reason,
     )
     return LinkSpec(base.framing, base.payload, tokens=spec_t, options=base.options)
 

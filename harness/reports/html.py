@@ -32,7 +32,7 @@ from harness.reports.drawing import timeline_svg
 from harness.reports.strip import StripCell, sweep_svg, verdict_classes
 from harness.reports.summary import NO_FAULT, fault_family, is_failing, totals
 
-FRAMINGS = ("length-prefixed", "ndjson", "sse", "websocket", "grpc")
+FRAMINGS = ("length-prefixed", "ndjson", "sse", "websocket", "grpc", "ndjson-http")
 MAX_EXPANDED = 50  # failing cases shown in full on the page; the others open from the list
 SCRIPTS = ("detail.js", "report.js")
 

@@ -177,13 +177,22 @@ class TokensConfig:
     """Payload ``tokens``: an LLM-style token stream (seed 002)."""
 
     #: producer profile, which decides the completion signal
-    profile: Literal["openai", "anthropic", "generic"] = defaults.TOKEN_PROFILE  # type: ignore[assignment]
+    profile: Literal["openai", "anthropic", "generic", "ollama"] = defaults.TOKEN_PROFILE  # type: ignore[assignment]
     #: number of tokens
     count: Messages = defaults.TOKEN_COUNT
     #: whether the producer announces the length up front (enables COMPLETE_BY_LENGTH)
     advertise_length: bool = False
     #: whether the producer ends with its completion signal
     send_completion: bool = True
+    #: why the model stopped: ``stop`` (its own end) or ``length`` (a token limit: the stream
+    #: is complete, the answer cut; Ollama's ``done_reason``); ``length`` only with profile
+    #: ollama
+    stop_reason: Literal["stop", "length"] = "stop"
+
+    def __post_init__(self) -> None:
+        if self.stop_reason != "stop" and self.profile != "ollama":
+            message = "only the ollama profile writes a stop reason (done_reason)"
+            raise FieldError(message, path=("stop_reason",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -201,6 +210,17 @@ class FramingConfig:
     #: what the consumer asks for: the SSE or WebSocket request target, the gRPC method
     #: (``/package.Service/Method``); your own producer may serve another path than ours
     path: RequestPath = defaults.REQUEST_PATH
+    #: the HTTP response body of sse and ndjson-http, the same choice as ``sse_body`` under a
+    #: name that fits both (give one of the two)
+    http_body: Literal["chunked", "close"] | None = None
+
+    def __post_init__(self) -> None:
+        # ``http_body`` is ``sse_body`` by a framing-neutral name: everything reads sse_body.
+        if self.http_body is None:
+            return
+        if self.sse_body not in ("chunked", self.http_body):
+            raise FieldError("differs from sse_body: give the body once", path=("http_body",))
+        object.__setattr__(self, "sse_body", self.http_body)
 
 
 @dataclass(frozen=True, slots=True)
@@ -443,7 +463,7 @@ class Link:
     def _check_ndjson_texts(self) -> None:
         """An NDJSON line can be no message that is empty, holds an LF or ends in CR."""
         texts = self.messages.texts if self.messages is not None else None
-        if self.framing != "ndjson" or not texts:
+        if self.framing not in (FramingName.NDJSON, FramingName.NDJSON_HTTP) or not texts:
             return
         for index, text in enumerate(texts):
             if not text or "\n" in text or text.endswith("\r"):

@@ -1,4 +1,4 @@
-"""The five framings, by the names scenarios use, as a table of modules imported on first use.
+"""The six framings, by the names scenarios use, as a table of modules imported on first use.
 
 Each framing module exposes ``client(options) -> ClientCodec`` and
 ``server(options) -> ServerCodec``; see ``base.py`` for the contract. The table is lazy so that
@@ -34,14 +34,15 @@ class FramingName(StrEnum):
     SSE = "sse"
     WEBSOCKET = "websocket"
     GRPC = "grpc"
+    NDJSON_HTTP = "ndjson-http"
 
 
 FRAMING_NAMES: tuple[str, ...] = tuple(FramingName)
 
 
 def alpn_protocols(framing: str | None) -> tuple[str, ...]:
-    """What a TLS client of ``framing`` offers: gRPC is HTTP/2; SSE and WebSocket are HTTP/1.1
-    (and a framed TCP stream's server ignores ALPN)."""
+    """What a TLS client of ``framing`` offers: gRPC is HTTP/2; SSE, NDJSON over HTTP and
+    WebSocket are HTTP/1.1 (and a framed TCP stream's server ignores ALPN)."""
     return ("h2",) if framing == FramingName.GRPC else ("http/1.1",)
 
 
@@ -51,6 +52,7 @@ _MODULES: dict[str, str] = {
     FramingName.SSE: "reference_impl.framing.sse",
     FramingName.WEBSOCKET: "reference_impl.framing.websocket",
     FramingName.GRPC: "reference_impl.framing.grpc",
+    FramingName.NDJSON_HTTP: "reference_impl.framing.ndjson_http",
 }
 
 

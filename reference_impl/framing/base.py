@@ -5,7 +5,7 @@ protocols (SSE over HTTP/1.1, WebSocket, gRPC over HTTP/2) also carry a handshak
 acknowledgements, so both sides are state machines in the h11 style: feed received bytes, collect
 events, and drain ``data_to_send()`` after every call.
 
-Rules every implementation keeps (the tests in ``tests/framing`` check them for all five):
+Rules every implementation keeps (the tests in ``tests/framing`` check them for all six):
 
 - ``receive_data`` may be called with any split of the byte stream, down to one byte at a time,
   and yields the same messages in the same order.

@@ -4,8 +4,8 @@ The dry run (``reference_impl.link.spec.expected_wire``) records the span of byt
 codec wrote for each message. What lies where inside a span is framing knowledge, kept here:
 
 - ``commit_end``: the offset at which a consumer has the whole message and hands it on. It is
-  the span's end, except on a chunked SSE body: the event is dispatched at its blank line, and
-  the chunk's closing CRLF after it is HTTP transport.
+  the span's end, except on a chunked HTTP body (SSE, NDJSON over HTTP): the message is
+  delivered at its blank line or LF, and the chunk's closing CRLF after it is HTTP transport.
 - ``length_field``: ``(offset, width)`` of the length prefix of a framing that has one
   (``length-prefixed``: a u32 at the span's start; ``grpc``: the u32 after the compressed
   flag, inside the HTTP/2 DATA frame).
@@ -23,7 +23,8 @@ _CHUNK_TRAILER = len(b"\r\n")
 
 
 def commit_end(framing: str, options: FramingOptions, span: tuple[int, int]) -> int:
-    if framing == FramingName.SSE and options.sse_body == "chunked":
+    http_body = framing in (FramingName.SSE, FramingName.NDJSON_HTTP)
+    if http_body and options.sse_body == "chunked":
         return span[1] - _CHUNK_TRAILER
     return span[1]
 

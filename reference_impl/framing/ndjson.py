@@ -31,7 +31,7 @@ from reference_impl.events import Event, Message
 from reference_impl.framing.base import RawServer
 from reference_impl.framing.options import FramingOptions
 
-__all__ = ["NdjsonClient", "NdjsonServer", "client", "server"]
+__all__ = ["NdjsonClient", "NdjsonServer", "client", "line", "server"]
 
 
 class NdjsonClient:
@@ -150,13 +150,18 @@ class NdjsonServer(RawServer):
 
     def send_message(self, message: Message) -> None:
         """Write one line."""
-        data = message.data
-        if b"\n" in data:
-            raise ValueError("an NDJSON message must not contain LF")
-        if not data or data.endswith(b"\r"):
-            raise ValueError("an NDJSON message must be non-empty and must not end in CR")
-        self._out += data
-        self._out += b"\n"
+        self._out += line(message)
+
+
+def line(message: Message) -> bytes:
+    """One message as a line (``NdjsonServer``'s rules); ``ValueError`` if it would not come
+    back intact."""
+    data = message.data
+    if b"\n" in data:
+        raise ValueError("an NDJSON message must not contain LF")
+    if not data or data.endswith(b"\r"):
+        raise ValueError("an NDJSON message must be non-empty and must not end in CR")
+    return data + b"\n"
 
 
 def client(options: FramingOptions) -> NdjsonClient:

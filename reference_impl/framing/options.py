@@ -17,7 +17,8 @@ class FramingOptions:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     #: SSE ``Last-Event-ID`` the client sends when it reconnects (``""``: none).
     resume_id: str = ""
-    #: SSE response body framing: ``"chunked"`` (explicit end) or ``"close"`` (EOF ends it).
+    #: The HTTP response body of SSE and NDJSON over HTTP (a scenario's ``http_body``, or
+    #: ``sse_body``): ``"chunked"`` (explicit end) or ``"close"`` (EOF ends it).
     sse_body: str = "chunked"
     #: WebSocket messages as text (UTF-8 validated across fragments) or binary.
     ws_text: bool = True

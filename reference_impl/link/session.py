@@ -46,6 +46,7 @@ FRAMING_MODES = {
     "websocket": "LENGTH_PREFIXED",
     "ndjson": "DELIMITED",
     "sse": "DELIMITED",
+    "ndjson-http": "DELIMITED",
 }
 
 

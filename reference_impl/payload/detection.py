@@ -64,6 +64,7 @@ def _tokens(profile: str, hint: bool, completion: bool = True) -> Detection:
         "generic": 'a done signal that counts the tokens ({"done":true,"tokens":N})',
         "openai": 'a finish chunk and "data: [DONE]"',
         "anthropic": "typed events from message_start to message_stop",
+        "ollama": 'a last line with "done":true and its done_reason',
     }[profile]
     # a generic stream counts its tokens in its completion signal (when it sends one)
     counted = hint or (profile == "generic" and completion)

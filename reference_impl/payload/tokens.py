@@ -1,7 +1,7 @@
 """Seed 002's token stream: LLM-style token frames, a completion signal, an optional length hint.
 
 One frame is one framing message of compact UTF-8 JSON (multi-byte characters raw, so cuts land
-inside them). Three producer profiles (design decision 5), frames in order, ``[..]`` optional:
+inside them). Four producer profiles (design decision 5), frames in order, ``[..]`` optional:
 
 ``openai``: ``[hint] token* finish signal``
     token ``{"choices":[{"index":0,"delta":{"content":TOKEN}}]}``;
@@ -12,6 +12,14 @@ message_delta signal``
     token ``{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":TOKEN}}``;
     signal ``{"type":"message_stop"}``. ``Message.kind`` is the ``type``, so SSE writes
     ``event: <type>``; a consumer that sees both checks they agree.
+``ollama`` (``/api/chat``, one JSON object per NDJSON line): ``[hint] token* signal``
+    token ``{"model":"tearline","created_at":T,"message":{"role":"assistant","content":TOKEN},
+    "done":false}``; signal the frame with ``"done":true`` and its ``done_reason``: ``"stop"``,
+    or ``"length"`` when a token limit stopped the model (``stop_reason``). A token-limit stop
+    is an explicit end (design decision 3, catalogue case 25: the stream is complete, the answer
+    is not), so it is ``COMPLETE_EXPLICIT`` and its receipt names the reason; a ``"done":true``
+    without a ``done_reason`` proves nothing and is malformed, as is a frame without ``done``.
+    An ``{"error":…}`` line (Ollama's in-band error) is ``REMOTE_ERROR``.
 ``generic`` (ours): ``[hint] token* signal``
     token ``{"token":TOKEN}``; signal ``{"done":true,"tokens":N}``, whose N must equal the
     tokens received (it also catches a token dropped in the middle).
@@ -19,8 +27,9 @@ message_delta signal``
 The length hint (seed 002's ``expected_stream_length_hint``, in tokens) rides in a frame that
 each profile's own clients skip: openai ``{"choices":[],"tearline_expected_tokens":N}`` (empty
 choices, like the usage chunk); anthropic ``{"type":"ping","tearline_expected_tokens":N}`` (pings
-are ignored, and it follows ``message_start`` because SDKs insist on that event first); generic
-``{"expected_tokens":N}``. A hint is read only before the first token.
+are ignored, and it follows ``message_start`` because SDKs insist on that event first); ollama a
+``"done":false`` frame with empty content and the key (clients take the content, which is
+empty); generic ``{"expected_tokens":N}``. A hint is read only before the first token.
 
 A token is a frame carrying non-empty text; ``received_tokens`` counts those. ``send_completion``
 False drops only the signal frame: everything else looks finished, but the producer never said
@@ -46,7 +55,9 @@ from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message
 from reference_impl.partial_stream_guard import StreamState
 
-PROFILES: Final = ("openai", "anthropic", "generic")
+PROFILES: Final = ("openai", "anthropic", "generic", "ollama")
+#: why a model stopped, as ``TokenStreamSpec.stop_reason`` names it: its own end, or a limit
+STOP_REASONS: Final = ("stop", "length")
 HINT_KEY: Final = "tearline_expected_tokens"
 DONE: Final = b"[DONE]"
 
@@ -75,10 +86,16 @@ class TokenStreamSpec:
     tokens: tuple[str, ...]
     advertise_length: bool = False
     send_completion: bool = True
+    #: why the model stopped (``STOP_REASONS``); only the ollama profile writes ``length``
+    stop_reason: str = "stop"
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ValueError(f"unknown profile {self.profile!r}; known: {PROFILES}")
+        if self.stop_reason not in STOP_REASONS:
+            raise ValueError(f"unknown stop reason {self.stop_reason!r}; known: {STOP_REASONS}")
+        if self.stop_reason != "stop" and self.profile != "ollama":
+            raise ValueError("only the ollama profile writes a stop reason (done_reason)")
         if not all(isinstance(t, str) and t for t in self.tokens):
             raise ValueError("tokens must be non-empty strings (an empty one is not a token)")
 
@@ -134,10 +151,29 @@ def _generic(spec: TokenStreamSpec) -> Iterator[Message]:
         yield _message({"done": True, "tokens": len(spec.tokens)})
 
 
+#: what every Ollama frame starts with (a fixed time: the wire is the same on every run)
+_OLLAMA_HEAD: Final = {"model": "tearline", "created_at": "2026-01-01T00:00:00Z"}
+
+
+def _ollama_frame(content: str, done: bool, **more: object) -> Message:
+    said = {"role": "assistant", "content": content}
+    return _message({**_OLLAMA_HEAD, "message": said, "done": done, **more})
+
+
+def _ollama(spec: TokenStreamSpec) -> Iterator[Message]:
+    if spec.advertise_length:
+        yield _ollama_frame("", False, **{HINT_KEY: len(spec.tokens)})
+    for token in spec.tokens:
+        yield _ollama_frame(token, False)
+    if spec.send_completion:
+        yield _ollama_frame("", True, done_reason=spec.stop_reason, eval_count=len(spec.tokens))
+
+
 _ENCODERS: dict[str, Callable[[TokenStreamSpec], Iterator[Message]]] = {
     "openai": _openai,
     "anthropic": _anthropic,
     "generic": _generic,
+    "ollama": _ollama,
 }
 
 
@@ -247,10 +283,32 @@ def _decode_generic(message: Message) -> _Frame:
     raise _malformed(f"unexpected generic frame with keys {sorted(keys)}")
 
 
+def _decode_ollama(message: Message) -> _Frame:
+    frame = _object(message.data)
+    if "error" in frame:  # Ollama's in-band error line, after HTTP 200
+        raise CodecError(ErrorCode.REMOTE_ERROR, str(frame["error"]), at_boundary=True)
+    done = frame.get("done")
+    if not isinstance(done, bool):
+        raise _malformed("frame without a boolean done")
+    if done:
+        reason = frame.get("done_reason")
+        if not isinstance(reason, str) or not reason:
+            raise _malformed("done without a done_reason: no proof of why the stream ended")
+        return _SIGNAL
+    said = frame.get("message")
+    if not isinstance(said, dict):
+        raise _malformed("frame without a message")
+    content = said.get("content", "")
+    if HINT_KEY in frame and content == "":
+        return _Frame("hint", count=_count(frame[HINT_KEY]))
+    return _text(content)  # empty content (a tool call, say): other
+
+
 _DECODERS: dict[str, Callable[[Message], _Frame]] = {
     "openai": _decode_openai,
     "anthropic": _decode_anthropic,
     "generic": _decode_generic,
+    "ollama": _decode_ollama,
 }
 
 

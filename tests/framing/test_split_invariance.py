@@ -1,6 +1,6 @@
 """How the reads fall never changes what a decoder delivers (``base.py``'s first rule).
 
-For all five framings, a wire is decoded whole, one byte at a time, and cut at random offsets
+For all six framings, a wire is decoded whole, one byte at a time, and cut at random offsets
 (which splits some of the producer's writes and merges others). Each way must give the same
 ``Outcome``: every event delivered, those returned first and then the error's ``events``; the
 error's code and ``at_boundary``; and, when no error came before it, what ``partial()`` and
@@ -39,10 +39,13 @@ SSE_CLOSE_HEAD = (
     b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n"
     b"Connection: close\r\n\r\n"
 )
+NDJSON_CHUNKED_HEAD = SSE_CHUNKED_HEAD.replace(b"text/event-stream", b"application/x-ndjson")
+NDJSON_CLOSE_HEAD = SSE_CLOSE_HEAD.replace(b"text/event-stream", b"application/x-ndjson")
 GRPC_RESPONSE = [(":status", "200"), ("content-type", "application/grpc")]
 #: framings whose producer ends explicitly: EOF between messages without that end is an error
 EXPLICIT_END = {
     "sse": StreamEnd(ok=True),
+    "ndjson-http": StreamEnd(ok=True),
     "websocket": StreamEnd(True, "close 1000"),
     "grpc": StreamEnd(True, "grpc-status 0"),
 }
@@ -111,9 +114,9 @@ def check_any_reads(case: Case) -> Outcome:
 
 def carriable(framing: str, data: bytes) -> bytes:
     """``data`` made into a message the framing's producer can carry back intact."""
-    if framing in ("ndjson", "sse", "websocket"):
+    if framing in ("ndjson", "ndjson-http", "sse", "websocket"):
         data = data.decode("utf-8", "ignore").encode()
-    if framing == "ndjson":
+    if framing in ("ndjson", "ndjson-http"):
         data = data.replace(b"\n", b"").rstrip(b"\r") or b"{}"
     if framing == "sse":
         data = data.replace(b"\r", b"")
@@ -122,7 +125,7 @@ def carriable(framing: str, data: bytes) -> bytes:
 
 def options_for(framing: str, data: st.DataObject) -> FramingOptions:
     """The producer-side options worth varying for ``framing``."""
-    if framing == "sse":
+    if framing in ("sse", "ndjson-http"):
         return FramingOptions(sse_body=data.draw(st.sampled_from(["chunked", "close"])))
     if framing == "websocket":
         fragment = data.draw(st.integers(0, 4))
@@ -135,7 +138,7 @@ def expected_clean(
 ) -> Outcome:
     """What a clean stream decodes to, EOF included."""
     explicit = EXPLICIT_END.get(framing)
-    if framing == "sse" and options.sse_body == "close":
+    if framing in ("sse", "ndjson-http") and options.sse_body == "close":
         explicit = None  # close-delimited: EOF is the end
     if explicit is None:
         return Outcome(tuple(messages))
@@ -217,16 +220,32 @@ def sse_bodies(draw: st.DrawFn) -> bytes:
     return body + draw(st.sampled_from([b"", b"", b"data: cut", b"\r", b": cut", b"da"]))
 
 
-@st.composite
-def sse_wires(draw: st.DrawFn) -> Wire:
+def http_wires(
+    bodies: st.SearchStrategy[bytes], chunked_head: bytes, close_head: bytes
+) -> st.SearchStrategy[Wire]:
     """A response head, then the body in HTTP chunks cut anywhere (or close-delimited)."""
-    body = draw(sse_bodies())
-    if draw(st.booleans()):
-        return len(SSE_CLOSE_HEAD), SSE_CLOSE_HEAD + body
-    cuts = draw(st.lists(st.integers(0, len(body)), max_size=4))
-    chunks = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in split_at(body, cuts) if c)
-    end = draw(st.sampled_from([b"0\r\n\r\n", b"0\r\n\r\n", b"", b"0\r\n"]))
-    return len(SSE_CHUNKED_HEAD), SSE_CHUNKED_HEAD + chunks + end
+
+    @st.composite
+    def wires(draw: st.DrawFn) -> Wire:
+        body = draw(bodies)
+        if draw(st.booleans()):
+            return len(close_head), close_head + body
+        cuts = draw(st.lists(st.integers(0, len(body)), max_size=4))
+        chunks = b"".join(b"%x\r\n%s\r\n" % (len(c), c) for c in split_at(body, cuts) if c)
+        end = draw(st.sampled_from([b"0\r\n\r\n", b"0\r\n\r\n", b"", b"0\r\n"]))
+        return len(chunked_head), chunked_head + chunks + end
+
+    return wires()
+
+
+def sse_wires() -> st.SearchStrategy[Wire]:
+    return http_wires(sse_bodies(), SSE_CHUNKED_HEAD, SSE_CLOSE_HEAD)
+
+
+def ndjson_http_wires() -> st.SearchStrategy[Wire]:
+    """NDJSON's hand-built lines (``ndjson_wires``) as the body of an HTTP response."""
+    body = ndjson_wires().map(lambda wire: wire[1])
+    return http_wires(body, NDJSON_CHUNKED_HEAD, NDJSON_CLOSE_HEAD)
 
 
 def ws_frame(first: int, payload: bytes, masked: bool = False) -> bytes:
@@ -344,6 +363,7 @@ HAND_BUILT: dict[str, Callable[[], st.SearchStrategy[Wire]]] = {
     "length-prefixed": length_prefixed_wires,
     "ndjson": ndjson_wires,
     "sse": sse_wires,
+    "ndjson-http": ndjson_http_wires,
     "websocket": websocket_wires,
     "grpc": grpc_wires,
 }

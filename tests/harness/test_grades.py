@@ -15,7 +15,7 @@ from harness.judging.grades import Circumstances, grade
 from harness.judging.judge import Judgement, Observation, judge
 from harness.judging.needs import NEEDS
 from harness.judging.results import Grade, Outcome
-from harness.scenario import Expect, ScenarioError, load_text
+from harness.scenario import Expect, read_text
 from harness.scenario.model import Grading
 from reference_impl.report import Accepted, ConsumerReport
 
@@ -256,8 +256,10 @@ def test_the_reference_consumer_is_held_to_an_expectation_whatever_it_needs() ->
     assert (verdict.outcome, verdict.grade) == (Outcome.FAIL, None)
 
 
-def test_needs_are_never_written_in_a_scenario_file() -> None:
-    """``expect.grading.needs`` is no key: what an expectation needs is the case's to say."""
+def test_needs_written_in_a_scenario_file_are_read_as_not_written() -> None:
+    """``expect.grading.needs`` is deprecated (``grading-needs``): what an expectation needs is
+    the case's to say, so a written one is read as not written, with a warning, and is an error
+    under ``validate --strict``."""
     text = """
 name: stall
 description: A stall past the incomplete-message timeout.
@@ -268,9 +270,12 @@ expect:
   verdict: STALE_PARTIAL_BUFFER
   grading: {needs: [incomplete_message_timeout]}
 """
-    with pytest.raises(ScenarioError) as err:
-        load_text(text)
-    assert [issue.key_path for issue in err.value.issues] == ["expect.grading.needs"]
+    load = read_text(text)
+    assert load.issues == ()
+    assert [(w.key_path, w.line) for w in load.warnings] == [("expect.grading.needs", 9)]
+    (scenario,) = load.scenarios
+    assert scenario.expect.grading == Grading()
+    assert [issue.key_path for issue in load.strictly().issues] == ["expect.grading.needs"]
 
 
 # --- the principles: more than the result, refusing a result the payload had proved --------

@@ -15,6 +15,7 @@ from harness.faults.position import Position
 from harness.link.live import EVERY_FRAME, MAX_EXACT_BYTES, LinkTraits, LiveStream
 from harness.link.prepared import PreparedLink, prepare
 from reference_impl.framing import FramingOptions
+from reference_impl.framing.request import Request
 from reference_impl.link.spec import LinkSpec
 from reference_impl.payload import tokens
 from tests.wire import examples
@@ -26,7 +27,17 @@ LINKS = {
     "sse-close": LinkSpec("sse", "messages", options=FramingOptions(sse_body="close")),
     "websocket": LinkSpec("websocket", "envelope"),
     "grpc": LinkSpec("grpc", "messages"),
+    "ndjson-http": LinkSpec(
+        "ndjson-http", "tokens", tokens=tokens.TokenStreamSpec("ollama", tokens.default_tokens(9))
+    ),
+    "ndjson-http-close": LinkSpec(
+        "ndjson-http", "envelope", options=FramingOptions(sse_body="close")
+    ),
 }
+#: an agent's request: a POST with a JSON body (its end is after the body, not the head)
+CHAT = Request(
+    method="POST", path="/api/chat", headers=(("Content-Type", "application/json"),), body=b"{}"
+)
 
 
 def traits(spec: LinkSpec) -> LinkTraits:
@@ -192,9 +203,19 @@ def test_a_clean_close_ends_a_framing_without_an_end_of_its_own() -> None:
     assert not cut.reached_end
 
 
-@pytest.mark.parametrize("framing", ["sse", "websocket", "grpc"])
-def test_the_requests_end_is_found_at_any_split(framing: str) -> None:
-    known = prepare(LinkSpec(framing, "messages"))
+@pytest.mark.parametrize(
+    ("framing", "request_"),
+    [
+        ("sse", Request()),
+        ("sse", CHAT),
+        ("ndjson-http", CHAT),
+        ("websocket", Request()),
+        ("grpc", Request()),
+    ],
+)
+def test_the_requests_end_is_found_at_any_split(framing: str, request_: Request) -> None:
+    known = prepare(LinkSpec(framing, "messages", options=FramingOptions(request=request_)))
+    assert known.request.endswith(request_.body)
     request = known.request + b"after"  # what follows the request is not the request
     for step in (len(request), 1, 7):
         stream = LiveStream(LinkTraits(framing, request=True))

@@ -1,9 +1,10 @@
-"""The seed 002 token stream: three producer profiles, the tracker, and where a cut stopped."""
+"""The seed 002 token stream: four producer profiles, the tracker, and where a cut stopped."""
 
 from __future__ import annotations
 
 import hashlib
 import json
+from typing import Any
 
 import pytest
 from hypothesis import assume, given
@@ -31,7 +32,7 @@ V = PartialStreamVerdict
 TOKENS = ("Hi", " café", " 🚀", " 流式", ".")
 
 
-def messages(profile: str, **options: bool) -> list[Message]:
+def messages(profile: str, **options: Any) -> list[Message]:
     return list(iter_messages(TokenStreamSpec(profile, TOKENS, **options)))
 
 
@@ -109,6 +110,76 @@ def test_generic_frames_exactly() -> None:
     assert {m.kind for m in frames} == {""}
 
 
+OLLAMA_HEAD = b'{"model":"tearline","created_at":"2026-01-01T00:00:00Z","message":'
+
+
+def test_ollama_frames_exactly() -> None:
+    """``/api/chat``'s stream: a line per token, then the line with ``done`` and its reason."""
+    spec = TokenStreamSpec("ollama", ("Hi", " é"), advertise_length=True, stop_reason="length")
+    assert [(m.data, m.kind) for m in iter_messages(spec)] == [
+        (
+            OLLAMA_HEAD + b'{"role":"assistant","content":""},"done":false,'
+            b'"tearline_expected_tokens":2}',
+            "",
+        ),
+        (OLLAMA_HEAD + b'{"role":"assistant","content":"Hi"},"done":false}', ""),
+        (OLLAMA_HEAD + b'{"role":"assistant","content":" \xc3\xa9"},"done":false}', ""),
+        (
+            OLLAMA_HEAD + b'{"role":"assistant","content":""},"done":true,'
+            b'"done_reason":"length","eval_count":2}',
+            "",
+        ),
+    ]
+
+
+def test_a_token_limit_stop_is_an_explicit_end_whose_receipt_names_it() -> None:
+    """Catalogue case 25, design decision 3: ``done_reason: length`` is COMPLETE_EXPLICIT (the
+    stream is complete, the answer cut by the limit), never a cut stream; the receipt says so."""
+    frames = list(iter_messages(TokenStreamSpec("ollama", TOKENS, stop_reason="length")))
+    tracker = track("ollama", frames)
+    assert tracker.received_tokens == 5
+    assert tracker.completion_receipt is not None
+    assert '"done_reason":"length"' in tracker.completion_receipt
+    assert verdict(tracker, safe=False, accept=False) is V.COMPLETE_EXPLICIT
+
+
+@pytest.mark.parametrize(
+    ("profile", "reason"), [("openai", "length"), ("generic", "length"), ("ollama", "max")]
+)
+def test_only_ollama_writes_a_stop_reason(profile: str, reason: str) -> None:
+    with pytest.raises(ValueError, match="stop reason"):
+        TokenStreamSpec(profile, TOKENS, stop_reason=reason)
+
+
+@pytest.mark.parametrize(
+    ("data", "code"),
+    [
+        (b'{"model":"m","message":{"role":"assistant","content":"a"}}', "MALFORMED_PAYLOAD"),
+        (b'{"message":{"content":"a"},"done":"false"}', "MALFORMED_PAYLOAD"),
+        (b'{"done":false}', "MALFORMED_PAYLOAD"),
+        (b'{"message":"a","done":false}', "MALFORMED_PAYLOAD"),
+        (b'{"message":{"content":1},"done":false}', "MALFORMED_PAYLOAD"),
+        (b'{"message":{"content":""},"done":true}', "MALFORMED_PAYLOAD"),
+        (b'{"message":{"content":""},"done":true,"done_reason":""}', "MALFORMED_PAYLOAD"),
+        (b'{"message":{"content":""},"done":true,"done_reason":null}', "MALFORMED_PAYLOAD"),
+        (b'{"error":"model \'x\' not found"}', "REMOTE_ERROR"),
+        (b"[DONE]", "MALFORMED_PAYLOAD"),
+    ],
+)
+def test_ollama_bad_frame(data: bytes, code: str) -> None:
+    """No ``done``, a ``done`` that is no boolean, an end without a ``done_reason`` (it proves
+    nothing), a message that is no object: malformed; an ``error`` line is the service's."""
+    assert code_of("ollama", [Message(data)]) is ErrorCode(code)
+
+
+def test_ollama_lines_without_text_are_not_tokens() -> None:
+    """A tool call's line has empty content: not a token, and the stream goes on."""
+    tool = b'{"message":{"role":"assistant","content":"","tool_calls":[{}]},"done":false}'
+    frames = messages("ollama")
+    tracker = track("ollama", [Message(tool), *frames])
+    assert (tracker.received_tokens, tracker.completion_signal_present) == (5, True)
+
+
 @pytest.mark.parametrize("profile", PROFILES)
 def test_send_completion_false_drops_only_the_signal(profile: str) -> None:
     full, cut = messages(profile), messages(profile, send_completion=False)
@@ -146,6 +217,8 @@ RECEIPTS = {
     "openai": "openai: [DONE]",
     "anthropic": 'anthropic: {"type":"message_stop"}',
     "generic": 'generic: {"done":true,"tokens":5}',
+    "ollama": 'ollama: {"model":"tearline","created_at":"2026-01-01T00:00:00Z",'
+    '"message":{"role":"assistant","content":""},"done":true,"done_reason":"stop","eval_count":5}',
 }
 
 

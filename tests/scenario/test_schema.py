@@ -104,7 +104,14 @@ def test_field_comments_become_descriptions_and_defaults_are_given() -> None:
 
 def test_literals_become_enums_and_faults_a_one_of_by_kind() -> None:
     link = SCHEMA["$defs"]["Link"]["properties"]
-    assert link["framing"]["enum"] == ["length-prefixed", "ndjson", "sse", "websocket", "grpc"]
+    assert link["framing"]["enum"] == [
+        "length-prefixed",
+        "ndjson",
+        "sse",
+        "websocket",
+        "grpc",
+        "ndjson-http",
+    ]
     faults = SCHEMA["$defs"]["Scenario"]["properties"]["faults"]
     assert faults["items"] == {
         "oneOf": [
