@@ -185,12 +185,15 @@ def _blind_fired(obs: Observation, number: int, effect: str) -> bool:
 
 
 def _blind_records(obs: Observation) -> list[tuple[DeclaredFault, FaultRecord]]:
+    """Each application of a declared fault no consumer of the link can see: the records of
+    ``faults[i]`` (``source`` "i"), or of its kind where the record does not say."""
     return [
         (fault, record)
-        for fault in obs.declared
+        for index, fault in enumerate(obs.declared)
         if fault.blind
         for record in obs.timeline.faults
         if record.name == fault.kind
+        and record.source in ("", str(index))
         and record.direction == fault.direction
         and fault.connection in (0, record.connection)
     ]

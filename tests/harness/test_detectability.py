@@ -185,3 +185,14 @@ async def test_a_frame_after_the_signal_is_still_judged_in_full() -> None:
     expect = "{verdict: MALFORMED_PAYLOAD, complete: false, accepted_messages: 0}"
     result = await run_case(case(link, fault, expect))
     assert (result.outcome, result.undetectable) == ("pass", ())
+
+
+async def test_of_two_faults_of_a_kind_only_the_blind_one_is_forgiven() -> None:
+    # delta 2 twice where nothing counts it, and [DONE] twice: the copy past the end is seen
+    link = "{framing: sse, payload: tokens, tokens: {profile: openai, count: 3}}"
+    faults = "{kind: duplicate_frame, frame: 2}, {kind: duplicate_frame, frame: 5}"
+    c = case(link, faults, "{verdict: MALFORMED_PAYLOAD, complete: false, accepted_messages: 0}")
+    (warned,) = warnings(c)
+    assert warned.startswith("f.yaml:3: warning: faults[0]: duplicate_frame (duplication)")
+    result = await run_case(c)
+    assert (result.outcome, len(result.undetectable)) == ("pass", 1)
