@@ -18,13 +18,14 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 
 from harness.evidence.connection import WireConnection, connection, needed_messages
-from harness.evidence.timeline import FaultRecord, Timeline
+from harness.evidence.timeline import Timeline
 from harness.faults.effects import Effect
 from harness.faults.registry import fault_class
 from harness.judging.attempts import Attempts, Handed, attempt_problems, keeps_messages
+from harness.judging.blind import blind_fired, blind_notes, removed_unseen
 from harness.judging.grades import Circumstances, grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
-from harness.link.blind import UNDETECTABLE, blind_note
+from harness.link.blind import UNDETECTABLE
 from harness.scenario.model import CountRange, Expect
 from reference_impl.report import ConsumerReport
 
@@ -169,52 +170,10 @@ def _held_to(obs: Observation, number: int) -> tuple[str, ...]:
     on_wire = connection(obs.wire, number)
     if on_wire is None:
         return ()
-    if not (_blind_fired(obs, number, "duplication") or _blind_fired(obs, number, "reordering")):
+    repeated = blind_fired(obs.declared, obs.timeline, number, "duplication")
+    if not (repeated or blind_fired(obs.declared, obs.timeline, number, "reordering")):
         return on_wire.sent
     return tuple(obs.as_sent(digest, number) for digest in on_wire.received)
-
-
-def _blind_fired(obs: Observation, number: int, effect: str) -> bool:
-    """Whether a fault whose ``effect`` no consumer of the link can see fired on connection
-    ``number``."""
-    return any(
-        number == record.connection
-        for fault, record in _blind_records(obs)
-        if any(e == effect for e, _ in fault.blind)
-    )
-
-
-def _blind_records(obs: Observation) -> list[tuple[DeclaredFault, FaultRecord]]:
-    """Each application of a declared fault no consumer of the link can see: the records of
-    ``faults[i]`` (``source`` "i"), or of its kind where the record does not say."""
-    return [
-        (fault, record)
-        for index, fault in enumerate(obs.declared)
-        if fault.blind
-        for record in obs.timeline.faults
-        if record.name == fault.kind
-        and record.source in ("", str(index))
-        and record.direction == fault.direction
-        and fault.connection in (0, record.connection)
-    ]
-
-
-def blind_notes(obs: Observation) -> tuple[str, ...]:
-    """One note per declared fault that fired and that no consumer of the link could see."""
-    fired = {id(fault): fault for fault, _ in _blind_records(obs)}
-    return tuple(dict.fromkeys(blind_note(f.kind, obs.payload, f.blind) for f in fired.values()))
-
-
-def _removed_unseen(obs: Observation) -> set[str]:
-    """Messages a loss no consumer of the link can see took from the consumer's side: no
-    consumer can be asked for them."""
-    assert obs.wire is not None
-    removed: set[str] = set()
-    for conn in obs.wire:
-        if _blind_fired(obs, conn.number, "loss"):
-            got = {obs.as_sent(d, conn.number) for d in conn.received}
-            removed |= {d for d in conn.sent if d not in got}
-    return removed
 
 
 def _integrity_held(report: ConsumerReport, obs: Observation) -> Check:
@@ -296,7 +255,7 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
         return Check("I2", False, f"complete result although {_why_no_end(conn, obs)}")
     needed = needed_messages(obs.wire, last, resumes=obs.resumes)
     accepted = {obs.as_sent(a.sha256, a.connection) for a in report.accepted}
-    removed = _removed_unseen(obs)
+    removed = removed_unseen(obs.declared, obs.timeline, obs.wire, obs.as_sent)
     missing = [d for d in needed if d not in accepted and d not in removed]
     if missing:
         return Check(
@@ -432,7 +391,8 @@ def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
 
 def judge(expect: Expect, obs: Observation) -> Judgement:
     """The outcome and its evidence; for a foreign consumer also its grade."""
-    verdict = replace(_judge(expect, obs), undetectable=blind_notes(obs))
+    notes = blind_notes(obs.declared, obs.timeline, obs.payload)
+    verdict = replace(_judge(expect, obs), undetectable=notes)
     if not obs.foreign:
         return verdict
     missed = [] if obs.report is None else expectation_mismatches(obs.report, expect)
