@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING
 from harness.cli.linkargs import add_request_arguments
 from harness.cli.types import bounded_float, bounded_int, readable_file, upstream
 from harness.config.issues import ScenarioError
-from harness.config.limits import MAX_DURATION_MS, MAX_SEED
+from harness.config.limits import MAX_DURATION_MS, MAX_SEED, STARTUP_MS
 from harness.errors import FieldError
 from harness.scenario.model import RequestConfig, TokensConfig
 from harness.scenario.selection import SelectionError
@@ -67,6 +67,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         default=None,
         metavar="MS",
         help="every case's deadline instead of its scenario's (a slow consumer program)",
+    )
+    run.add_argument(
+        "--startup-ms",
+        type=bounded_float(0, MAX_DURATION_MS),
+        default=STARTUP_MS,
+        metavar="MS",
+        help=f"how long a consumer program may take to connect, which the deadline does not"
+        f" count (default {STARTUP_MS:g})",
     )
     run.add_argument(
         "--seed", type=bounded_int(0, MAX_SEED), default=None, help="replay with this seed"
@@ -402,7 +410,7 @@ def run(args: argparse.Namespace) -> int:
         from harness.running.certificates import run_authority  # noqa: PLC0415 - trustme only when asked
 
         run_authority()  # before the workers fork: one CA for the whole run
-    settings = RunSettings(args.jobs, args.in_flight, args.seed, args.deadline_ms)
+    settings = RunSettings(args.jobs, args.in_flight, args.seed, args.deadline_ms, args.startup_ms)
     started = time.monotonic()
     wanted = preload_wanted(bool(args.report), args.jobs, available_cpus())
     preloading = ReportPreload(enabled=wanted)

@@ -101,6 +101,9 @@ class CaseResult:
     target: Target = Target()
     #: the grade of a consumer other than the reference one (None: the reference consumer)
     grade: Grade | None = None
+    #: seconds from the proxy's start (the timeline's zero) until the consumer started (a
+    #: program: connected), which its deadline does not count; None: it never started
+    startup_s: float | None = None
 
     @property
     def passed(self) -> bool:

@@ -148,6 +148,7 @@ def case_record(result: CaseResult, pcap: str | None, detail: str = "failing") -
         "observed": _observed(result.report, segments),
         "checks": checks,
         "duration_s": round(result.duration_s, 6),
+        "startup_s": None if result.startup_s is None else round(result.startup_s, 6),
         "timeline": _timeline(result.timeline, result.wire_bytes, segments),
         "pcap": pcap,
     }
