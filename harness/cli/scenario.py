@@ -20,6 +20,7 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.cli.linkargs import add_request_arguments
+from harness.cli.shards import ShardInputError, add_run_arguments, select_shard
 from harness.cli.types import bounded_float, bounded_int, readable_file, upstream
 from harness.config.issues import ScenarioError
 from harness.config.limits import MAX_DURATION_MS, MAX_SEED, STARTUP_MS
@@ -91,9 +92,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run.add_argument(
         "--report-detail",
         choices=("failing", "all"),
-        default="failing",
-        help="results.json: per-write segments of failing cases only (default) or of all",
+        default=None,
+        help="results.json: per-write segments of failing cases only (default) or of all"
+        " (the default with --shard)",
     )
+    add_run_arguments(run)
     add_target_arguments(run)
     add_request_arguments(run)
     validate = sub.add_parser("validate", help="check scenario files without running them")
@@ -406,6 +409,10 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         return EXIT_BAD_INPUT if library.failed else _fail("no cases selected")
     print_warnings(cases)
+    try:
+        cases, selection = select_shard(args, cases)
+    except ShardInputError as err:
+        return _fail(f"tearline run: --shard-durations: {err}")
     if any(case.scenario.link.tls for case in cases):
         from harness.running.certificates import run_authority  # noqa: PLC0415 - trustme only when asked
 
@@ -436,7 +443,8 @@ def run(args: argparse.Namespace) -> int:
             pcap=args.pcap,
             elapsed_s=elapsed,
             command=["tearline", *sys.argv[1:]],
-            detail=args.report_detail,
+            detail=args.report_detail or ("all" if args.shard else "failing"),
+            selection=selection,
         )
         took = time.monotonic() - writing
         console.print(f"reports: {written} (written in {took:.2f} s)", soft_wrap=True)

@@ -7,12 +7,15 @@ Pure: results in, strings out (escaping is the renderer's job).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.evidence.timeline import FaultRecord
 from harness.judging.results import CaseResult, Check, replay_command
+from harness.reports.results_json import jsonable
 from harness.reports.summary import fault_family, is_failing, observed_label
+from reference_impl.report import ConsumerReport
 
 MAX_FAULT_ROWS = 50
 END_WORDS = {"rst": "RST", "peer-rst": "RST from the producer", "fin": "FIN", "eof": "FIN"}
@@ -21,7 +24,22 @@ CHECK_MARKS = {True: ("ok", "\N{CHECK MARK}"), False: ("ko", "\N{BALLOT X}"), No
 
 
 def params_text(result: CaseResult) -> str:
-    return ",".join(f"{name}={value}" for name, value in result.params)
+    return ",".join(f"{name}={shown(value)}" for name, value in result.params)
+
+
+def shown(value: object) -> str:
+    """A swept value as the page writes it: plain values as Python prints them, others as
+    their JSON (so a value read back from ``results.json`` reads the same)."""
+    plain = jsonable(value)
+    if plain is None or isinstance(plain, bool | int | float | str):
+        return str(plain)
+    return json.dumps(plain, separators=(",", ":"))
+
+
+def accepted_count(report: ConsumerReport) -> int:
+    """Messages the consumer handed on: listed, or only counted (a report read back from
+    ``results.json``, which counts them)."""
+    return len(report.accepted) if report.accepted_count is None else report.accepted_count
 
 
 def verdict(result: CaseResult) -> str:
@@ -47,7 +65,7 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
     """(label, value, class) of each fact shown; the observed verdict marked when failing.
     The pcap link is not a fact here: each renderer links it its own way."""
     report = result.report
-    accepted = f"{len(report.accepted)} messages in {report.reads} reads" if report else ""
+    accepted = f"{accepted_count(report)} messages in {report.reads} reads" if report else ""
     rows = [
         ("expected", result.expected or "-", ""),
         ("observed", observed_label(result), "ko" if is_failing(result) else ""),

@@ -16,7 +16,7 @@ import trio
 from harness.cli.main import main
 from harness.faults import Corrupt, Split
 from harness.faults.position import Position
-from harness.hunt.diagnosis import LATE, Judged, Standing, failure_key, is_failure
+from harness.hunt.diagnosis import Judged, Standing, failure_key, is_failure
 from harness.hunt.plan import (
     ANYTHING,
     SHORT_DEADLINE_MS,
