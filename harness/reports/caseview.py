@@ -76,8 +76,19 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
         ("seed", str(result.seed), "code"),
         ("replay", replay_command(result), "code"),
         ("time", f"{result.duration_s * 1000:.0f} ms", ""),
+        ("start-up", _startup(result), ""),
     ]
     return [row for row in rows if row[1]]
+
+
+def _startup(result: CaseResult) -> str:
+    """A consumer program's start until it connected, which its deadline did not count ('' for
+    the other consumers, which start at once)."""
+    if result.target.consumer is None:
+        return ""
+    if result.startup_s is None:
+        return "did not connect"
+    return f"{result.startup_s * 1000:.0f} ms until it connected (not in the deadline)"
 
 
 def check_cells(check: Check) -> tuple[str, str, str, str]:
