@@ -20,9 +20,10 @@ import gc
 import multiprocessing
 import re
 import secrets
+import shutil
 import sys
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -30,7 +31,8 @@ from pathlib import Path
 from harness.judging.results import CaseResult
 from harness.reports import details
 from harness.reports.caseview import Scenarios, scenarios
-from harness.reports.results_json import DETAIL_MODES
+from harness.reports.joined import Joined, joined_document, result_of
+from harness.reports.results_json import DETAIL_MODES, Selection
 from harness.reports.source import SourceReader
 from harness.reports.summary import is_failing
 
@@ -192,34 +194,101 @@ def write_reports(
     elapsed_s: float,
     command: Sequence[str],
     detail: str = "failing",
+    selection: Selection | None = None,
 ) -> str:
     """Write every report of a run into ``directory`` (created if needed); returns its path.
     ``detail``: ``"failing"`` lists per-write segments in ``results.json`` for the cases that
-    did not pass only, ``"all"`` for every case (the page always has every case's drawing).
+    did not pass only, ``"all"`` for every case (the page always has every case's drawing);
+    ``selection``: the library and the shard the results are of.
     Raises ValueError for an unknown ``pcap`` or ``detail`` mode, RuntimeError when a file
     cannot be written (the child process has printed why)."""
     if detail not in DETAIL_MODES:
         raise ValueError(f"detail: expected one of {DETAIL_MODES}, got {detail!r}")
     out = Path(directory)
-    (out / details.FOLDER).mkdir(parents=True, exist_ok=True)
-    created = datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+    created = _now()
     pcaps = pcap_names(results, pcap)
-    data = _PageData(out, pcaps, read_sources(results), scenarios(results))
 
     def machine_reports() -> None:
         # Imported here, in the child: the parent's critical path is the page.
-        from harness.reports import junit, results_json  # noqa: PLC0415
+        from harness.reports import results_json  # noqa: PLC0415
 
         # The captures' clock: the run's start, so packet times read as wall-clock times.
         write_pcaps(results, out, pcap, base_time=time.time() - elapsed_s)
-        run = results_json.RunInfo(tuple(command), created, elapsed_s, pcap, _version())
+        run = results_json.RunInfo(
+            tuple(command), created, elapsed_s, pcap, _version(), selection or Selection()
+        )
         document = results_json.results_document(results, run, pcaps, detail=detail)
         (out / "results.json").write_text(results_json.dumps(document), encoding="utf-8")
-        xml = junit.junit_xml(results, pcaps=pcaps, elapsed_s=elapsed_s, timestamp=created[:-1])
-        (out / "junit.xml").write_bytes(xml)
+        _write_junit(results, out, pcaps, elapsed_s, created)
+
+    return _write_all(results, out, pcaps, machine_reports, created, command, elapsed_s)
+
+
+def write_joined(
+    joined: Joined,
+    folders: Mapping[str, Path],
+    directory: str,
+    *,
+    command: Sequence[str],
+    detail: str = "failing",
+) -> str:
+    """The reports of one run from its shards (``harness.reports.joined``) into ``directory``:
+    the page and ``junit.xml`` rendered, ``results.json`` joined, the pcaps copied from each
+    shard's folder (``folders``, by shard name). Raises as ``write_reports`` does."""
+    if detail not in DETAIL_MODES:
+        raise ValueError(f"detail: expected one of {DETAIL_MODES}, got {detail!r}")
+    out = Path(directory)
+    created = _now()
+    results = [result_of(record) for record in joined.records]
+    pcaps = {i: pcap_name(i, results[i]) for i in joined.pcap_shards}
+
+    def machine_reports() -> None:
+        from harness.reports import results_json  # noqa: PLC0415
+
+        if pcaps:
+            (out / PCAP_DIR).mkdir(parents=True, exist_ok=True)
+        for index, name in pcaps.items():
+            folder = folders[joined.pcap_shards[index]]
+            shutil.copyfile(folder / joined.records[index]["pcap"], out / name)
+        document = joined_document(joined, results, pcaps, detail, created, command)
+        (out / "results.json").write_text(results_json.dumps(document), encoding="utf-8")
+        _write_junit(results, out, pcaps, joined.elapsed_s, created)
+
+    return _write_all(results, out, pcaps, machine_reports, created, command, joined.elapsed_s)
+
+
+def _now() -> str:
+    return datetime.now(UTC).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _write_junit(
+    results: Sequence[CaseResult], out: Path, pcaps: dict[int, str], elapsed_s: float, created: str
+) -> None:
+    from harness.reports import junit  # noqa: PLC0415
+
+    xml = junit.junit_xml(results, pcaps=pcaps, elapsed_s=elapsed_s, timestamp=created[:-1])
+    (out / "junit.xml").write_bytes(xml)
+
+
+def _write_all(
+    results: Sequence[CaseResult],
+    out: Path,
+    pcaps: dict[int, str],
+    machine_reports: Callable[[], None],
+    created: str,
+    command: Sequence[str],
+    elapsed_s: float,
+) -> str:
+    """The page in this process while a forked child runs ``machine_reports`` and writes its
+    share of the detail files."""
+    (out / details.FOLDER).mkdir(parents=True, exist_ok=True)
+    data = _PageData(out, pcaps, read_sources(results), scenarios(results))
+
+    def child() -> None:
+        machine_reports()
         write_details(results, data, _in_child_share)
 
-    join = _in_child(machine_reports)
+    join = _in_child(child)
     try:
         write_page(results, data, created=created, command=command, elapsed_s=elapsed_s)
     finally:

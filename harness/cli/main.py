@@ -18,6 +18,7 @@ from harness.cli import proxy as proxy_command
 from harness.cli import record as record_command
 from harness.cli import rules as rules_command
 from harness.cli import scenario as scenario_commands
+from harness.cli import shards as shards_command
 from harness.cli import upgrade as upgrade_command
 from harness.cli.linkargs import (
     add_consumer_arguments,
@@ -119,6 +120,7 @@ def build_parser() -> argparse.ArgumentParser:
     record_command.add_parser(sub)
     rules_command.add_parser(sub)
     upgrade_command.add_parser(sub)
+    shards_command.add_parser(sub)
     return parser
 
 
@@ -134,6 +136,7 @@ SYNC_COMMANDS = {
     "record": record_command.record,
     "rules": rules_command.rules,
     "upgrade": upgrade_command.upgrade,
+    "report": shards_command.report,
 }
 
 

@@ -20,9 +20,10 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from harness.cli.linkargs import add_request_arguments
+from harness.cli.shards import ShardInputError, add_run_arguments, select_shard
 from harness.cli.types import bounded_float, bounded_int, readable_file, upstream
 from harness.config.issues import ScenarioError
-from harness.config.limits import MAX_DURATION_MS, MAX_SEED
+from harness.config.limits import MAX_DURATION_MS, MAX_SEED, STARTUP_MS
 from harness.errors import FieldError
 from harness.scenario.model import RequestConfig, TokensConfig
 from harness.scenario.selection import SelectionError
@@ -69,6 +70,14 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
         help="every case's deadline instead of its scenario's (a slow consumer program)",
     )
     run.add_argument(
+        "--startup-ms",
+        type=bounded_float(0, MAX_DURATION_MS),
+        default=STARTUP_MS,
+        metavar="MS",
+        help=f"how long a consumer program may take to connect, which the deadline does not"
+        f" count (default {STARTUP_MS:g})",
+    )
+    run.add_argument(
         "--seed", type=bounded_int(0, MAX_SEED), default=None, help="replay with this seed"
     )
     run.add_argument(
@@ -83,9 +92,11 @@ def add_parsers(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> Non
     run.add_argument(
         "--report-detail",
         choices=("failing", "all"),
-        default="failing",
-        help="results.json: per-write segments of failing cases only (default) or of all",
+        default=None,
+        help="results.json: per-write segments of failing cases only (default) or of all"
+        " (the default with --shard)",
     )
+    add_run_arguments(run)
     add_target_arguments(run)
     add_request_arguments(run)
     validate = sub.add_parser("validate", help="check scenario files without running them")
@@ -414,11 +425,15 @@ def run(args: argparse.Namespace) -> int:
     if not cases:
         return EXIT_BAD_INPUT if library.failed else _fail("no cases selected")
     print_warnings(cases)
+    try:
+        cases, selection = select_shard(args, cases)
+    except ShardInputError as err:
+        return _fail(f"tearline run: --shard-durations: {err}")
     if any(case.scenario.link.tls for case in cases):
         from harness.running.certificates import run_authority  # noqa: PLC0415 - trustme only when asked
 
         run_authority()  # before the workers fork: one CA for the whole run
-    settings = RunSettings(args.jobs, args.in_flight, args.seed, args.deadline_ms)
+    settings = RunSettings(args.jobs, args.in_flight, args.seed, args.deadline_ms, args.startup_ms)
     started = time.monotonic()
     wanted = preload_wanted(bool(args.report), args.jobs, available_cpus())
     preloading = ReportPreload(enabled=wanted)
@@ -444,7 +459,8 @@ def run(args: argparse.Namespace) -> int:
             pcap=args.pcap,
             elapsed_s=elapsed,
             command=["tearline", *sys.argv[1:]],
-            detail=args.report_detail,
+            detail=args.report_detail or ("all" if args.shard else "failing"),
+            selection=selection,
         )
         took = time.monotonic() - writing
         console.print(f"reports: {written} (written in {took:.2f} s)", soft_wrap=True)

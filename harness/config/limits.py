@@ -9,6 +9,10 @@ from __future__ import annotations
 
 #: durations, delays, timeouts, deadlines and time positions: 10 minutes
 MAX_DURATION_MS = 600_000.0
+#: the default bound on a consumer's start-up (a program's, until the proxy accepts its first
+#: connection), which the case's deadline does not count: a machine loaded to ten times its
+#: cores took up to 10 s to start an interpreter and import a client library
+STARTUP_MS = 30_000.0
 #: byte offsets and byte sizes inside one stream: 1 GiB
 MAX_BYTES = 1 << 30
 #: frame indices, character indices and other counts of things in one stream

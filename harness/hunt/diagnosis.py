@@ -19,8 +19,9 @@ it as declared: the plan is discarded; so is a plan on which the reference recon
 consumer, opening fewer connections, failed closed instead (the contract lets a consumer
 reconnect, it does not make it), and a plan on which the consumer was killed at the deadline
 before the plan could test it: before every fault fired, or with less time after its first
-byte than the reference needed (a program's start on a loaded machine takes seconds, and the
-case deadline counts it; that is no hang of the plan's making). Held strictly, a non-strict
+byte than the reference needed (the deadline counts from the program's first connection, its
+start-up has a bound of its own; a consumer slow between connecting and its first byte on a
+loaded machine has not hung by the plan's making). Held strictly, a non-strict
 grade still passes on a plan with an RST: a reset discards the bytes the receiver had not read,
 so what a consumer had seen before it (the verdict, the count) is a race, not a bug.
 
@@ -42,7 +43,7 @@ from reference_impl.report import ConsumerReport
 #: why a plan is discarded when the consumer did not reconnect where the reference did
 NO_RECONNECT = "does not reconnect (the contract lets it)"
 #: why a plan is discarded when the consumer was killed at the deadline before it was tested
-LATE = "killed at the deadline before the plan tested it (a slow start: a loaded machine?)"
+LATE = "killed at the deadline before the plan tested it (a loaded machine?)"
 #: time a consumer program is given beyond what the reference needed, before a hang counts
 HANG_MARGIN_S = 1.0
 CAUGHT = frozenset({Outcome.FAIL, Outcome.VIOLATION, Outcome.NO_VERDICT})
@@ -109,7 +110,9 @@ def tested_before_killed(plan: Plan, reference: CaseResult, consumer: CaseResult
     start = first_byte_at(consumer)
     if start is None:
         return False
-    return plan.deadline_ms / 1000 - start >= reference.duration_s + HANG_MARGIN_S
+    # the deadline counts from the consumer's start (its first connection), not the proxy's
+    since_start = start - (consumer.startup_s or 0.0)
+    return plan.deadline_ms / 1000 - since_start >= reference.duration_s + HANG_MARGIN_S
 
 
 def is_failure(result: CaseResult, *, strict: bool = False) -> bool:

@@ -109,6 +109,9 @@ class CaseResult:
     #: the faults that fired and that no consumer of this protocol can see, each with why
     #: (``harness.link.blind``): the consumer was not held to them
     undetectable: tuple[str, ...] = ()
+    #: seconds from the proxy's start (the timeline's zero) until the consumer started (a
+    #: program: connected), which its deadline does not count; None: it never started
+    startup_s: float | None = None
 
     @property
     def passed(self) -> bool:

@@ -146,6 +146,9 @@ class Proxy:
         self._idle = trio.Event()
         self._idle.set()
         self._closed = trio.Event()
+        self._first = trio.Event()
+        #: when the first connection was accepted (trio's clock; None: none yet)
+        self.first_connection_at: float | None = None
         #: what went wrong on the proxy's side (unreachable upstream, a fault that could not
         #: run): the runner turns these into an ``error`` outcome, ``tearline proxy`` logs them
         self.errors: list[str] = []
@@ -153,6 +156,12 @@ class Proxy:
     async def wait_closed_connection(self) -> None:
         """Until the next connection closes."""
         await self._closed.wait()
+
+    async def wait_first_connection(self) -> float:
+        """Until a connection has been accepted; when the first was (trio's clock)."""
+        await self._first.wait()
+        assert self.first_connection_at is not None
+        return self.first_connection_at
 
     async def wait_idle(self) -> None:
         """Until no connection is open (so every leg's end is in the timeline)."""
@@ -178,6 +187,9 @@ class Proxy:
 
     async def handle(self, client: trio.SocketStream) -> None:
         self.active += 1
+        if self.first_connection_at is None:
+            self.first_connection_at = trio.current_time()
+            self._first.set()
         if self._idle.is_set():  # keep an unset event: someone may be waiting on it
             self._idle = trio.Event()
         try:

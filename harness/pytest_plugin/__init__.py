@@ -6,9 +6,10 @@ makes one item per case, named like the case id (``cuts.yaml::rst-in-chunk[offse
 ``-k``, ``--junitxml`` and pytest-xdist's ``-n`` work as for any test. A case that does not pass
 fails with its diagnosis, checks and replay command instead of a traceback. A file that does
 not load fails one item of its own, and the other files still run. ``--tearline-shard K/N``
-keeps the K-th of N shards of the cases (by a hash of the case id), for splitting a suite over
-CI jobs. A file is read in its format version (its own ``format:``, or its folder's
-``tearline.yaml``, which is not collected); a deprecated form in it is a
+keeps the K-th of N shards of the cases (by a hash of the case id, or balanced by a previous
+run's durations with ``--tearline-shard-durations``), for splitting a suite over CI jobs. A
+file is read in its format version (its own ``format:``, or its folder's ``tearline.yaml``,
+which is not collected); a deprecated form in it is a
 ``ScenarioFormatWarning`` in pytest's warnings summary (``-W error::FutureWarning`` makes it
 an error). See ``docs/reports.md``.
 
@@ -43,6 +44,12 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         metavar="K/N",
         help="run only shard K of N (1-based) of the scenario cases, split by case id hash",
+    )
+    group.addoption(
+        "--tearline-shard-durations",
+        default=None,
+        metavar="RESULTS_JSON",
+        help="balance the shards by the case durations of a previous run's results.json",
     )
     parser.addini(
         "tearline_dirs",
@@ -204,16 +211,37 @@ def _parse_shard(text: str) -> tuple[int, int]:
     return int(k), int(n)
 
 
+def _balanced(durations_file: str | None, items: list[pytest.Item], n: int) -> dict[str, int]:
+    """Each case's 0-based shard balanced by a previous run's durations (``tearline run
+    --shard-durations``'s split); empty without a file."""
+    if not durations_file:
+        return {}
+    import json  # noqa: PLC0415 - only when asked
+
+    from harness.scenario.shards import assign  # noqa: PLC0415
+
+    try:
+        cases = json.loads(Path(durations_file).read_text("utf-8"))["cases"]
+        durations = {str(c["id"]): float(c["duration_s"]) for c in cases}
+    except (OSError, ValueError, KeyError, TypeError) as err:
+        raise pytest.UsageError(
+            f"--tearline-shard-durations: {durations_file}: not a tearline results.json ({err})"
+        ) from None
+    ids = [item.case.case_id for item in items if isinstance(item, CaseItem)]
+    return dict(zip(ids, assign(ids, n, durations), strict=True))
+
+
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
     option = config.getoption("--tearline-shard")
     if not option:
         return
     k, n = _parse_shard(option)
+    balanced = _balanced(config.getoption("--tearline-shard-durations"), items, n)
     keep: list[pytest.Item] = []
     drop: list[pytest.Item] = []
     for item in items:
         if isinstance(item, CaseItem):
-            mine = shard_of(item.case.case_id, n) == k - 1
+            mine = balanced.get(item.case.case_id, shard_of(item.case.case_id, n)) == k - 1
         elif isinstance(item, BrokenScenario):
             mine = shard_of(item.nodeid, n) == k - 1
         else:

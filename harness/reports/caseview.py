@@ -7,13 +7,16 @@ Pure: results in, strings out (escaping is the renderer's job).
 
 from __future__ import annotations
 
+import json
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.evidence.timeline import FaultRecord
 from harness.judging.judge import expectation_mismatches
 from harness.judging.results import CaseResult, Check, replay_command
+from harness.reports.results_json import jsonable
 from harness.reports.summary import fault_family, is_failing, observed_label
+from reference_impl.report import ConsumerReport
 
 MAX_FAULT_ROWS = 50
 END_WORDS = {"rst": "RST", "peer-rst": "RST from the producer", "fin": "FIN", "eof": "FIN"}
@@ -22,7 +25,22 @@ CHECK_MARKS = {True: ("ok", "\N{CHECK MARK}"), False: ("ko", "\N{BALLOT X}"), No
 
 
 def params_text(result: CaseResult) -> str:
-    return ",".join(f"{name}={value}" for name, value in result.params)
+    return ",".join(f"{name}={shown(value)}" for name, value in result.params)
+
+
+def shown(value: object) -> str:
+    """A swept value as the page writes it: plain values as Python prints them, others as
+    their JSON (so a value read back from ``results.json`` reads the same)."""
+    plain = jsonable(value)
+    if plain is None or isinstance(plain, bool | int | float | str):
+        return str(plain)
+    return json.dumps(plain, separators=(",", ":"))
+
+
+def accepted_count(report: ConsumerReport) -> int:
+    """Messages the consumer handed on: listed, or only counted (a report read back from
+    ``results.json``, which counts them)."""
+    return len(report.accepted) if report.accepted_count is None else report.accepted_count
 
 
 def verdict(result: CaseResult) -> str:
@@ -63,7 +81,7 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
     """(label, value, class) of each fact shown; the observed verdict marked when failing.
     The pcap link is not a fact here: each renderer links it its own way."""
     report = result.report
-    accepted = f"{len(report.accepted)} messages in {report.reads} reads" if report else ""
+    accepted = f"{accepted_count(report)} messages in {report.reads} reads" if report else ""
     missed = _missed(result)
     # no report at all is red on a failing case; a report, where it differs from the expectation
     differs = missed & {"verdict", "complete"} if report else is_failing(result)
@@ -78,8 +96,19 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
         ("seed", str(result.seed), "code"),
         ("replay", replay_command(result), "code"),
         ("time", f"{result.duration_s * 1000:.0f} ms", ""),
+        ("start-up", _startup(result), ""),
     ]
     return [row for row in rows if row[1]]
+
+
+def _startup(result: CaseResult) -> str:
+    """A consumer program's start until it connected, which its deadline did not count ('' for
+    the other consumers, which start at once)."""
+    if result.target.consumer is None:
+        return ""
+    if result.startup_s is None:
+        return "did not connect"
+    return f"{result.startup_s * 1000:.0f} ms until it connected (not in the deadline)"
 
 
 def check_cells(check: Check) -> tuple[str, str, str, str]:

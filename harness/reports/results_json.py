@@ -21,7 +21,7 @@ from importlib import resources
 from typing import Any
 
 from harness.evidence.timeline import Timeline
-from harness.judging.results import CaseResult, replay_command
+from harness.judging.results import CaseResult, Target, replay_command
 from harness.reports.summary import fault_family, is_failing, observed_label, totals
 from reference_impl.report import ConsumerReport
 
@@ -29,17 +29,35 @@ RESULTS_VERSION = 2
 SCHEMA_FILE = "results.schema.json"
 DETAIL_MODES = ("failing", "all")
 _PLAIN = (bool, int, float, str)
+#: the target of a plain library run (the reference consumer and producer): written as null
+_REFERENCE = Target()
+
+
+@dataclasses.dataclass(frozen=True, slots=True)
+class Selection:
+    """Which cases a run ran: the library they come from, and the run's shard of it."""
+
+    #: a digest of the scenario library the cases came from (its files, the selection, the
+    #: seeds): the shards of one run share it (``tearline report`` joins no others)
+    library: str = ""
+    #: the run as shard (k, n) of several, 1-based; None: the whole selection
+    shard: tuple[int, int] | None = None
+    #: cases of the whole selection, every shard's together (None: these results)
+    selected: int | None = None
+    #: each result's position in the whole selection (None: 0, 1, 2, ...)
+    positions: tuple[int, ...] | None = None
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
 class RunInfo:
-    """What a run was: the command, when it ran, how long it took."""
+    """What a run was: the command, when it ran, how long it took, which cases."""
 
     command: tuple[str, ...]
     created: str  # UTC, ISO 8601 with a trailing Z
     elapsed_s: float
     pcap: str  # "failing" | "all" | "none"
     tool_version: str
+    selection: Selection = Selection()
 
 
 @cache
@@ -121,15 +139,19 @@ def _timeline(timeline: Timeline, wire_bytes: int | None, segments: bool) -> dic
     }
 
 
-def case_record(result: CaseResult, pcap: str | None, detail: str = "failing") -> dict[str, Any]:
+def case_record(
+    result: CaseResult, pcap: str | None, detail: str = "failing", index: int = 0
+) -> dict[str, Any]:
     """One entry of ``cases``; ``pcap`` is the capture's path relative to the report folder;
-    ``detail``: list the segments of failing cases only, or of ``"all"``."""
+    ``detail``: list the segments of failing cases only, or of ``"all"``; ``index``: the
+    case's position in the whole selection."""
     segments = detail == "all" or is_failing(result)
     # A passing case's checks all say "ok" (their evidence is in the page's details); a case
     # that did not pass keeps every check with its evidence, its reason.
     checks = [flat(c) for c in result.checks] if segments else None
     return {
         "id": result.case_id,
+        "index": index,
         "scenario": result.scenario,
         "file": result.file,
         "line": result.line,
@@ -149,7 +171,10 @@ def case_record(result: CaseResult, pcap: str | None, detail: str = "failing") -
         "observed": _observed(result.report, segments),
         "checks": checks,
         "duration_s": round(result.duration_s, 6),
+        "startup_s": None if result.startup_s is None else round(result.startup_s, 6),
         "timeline": _timeline(result.timeline, result.wire_bytes, segments),
+        "frames": [list(span) for span in result.frames] if segments else None,
+        "target": None if result.target == _REFERENCE else jsonable(result.target),
         "pcap": pcap,
     }
 
@@ -164,6 +189,8 @@ def results_document(
     ``detail`` (``DETAIL_MODES``) whose segments are listed."""
     if detail not in DETAIL_MODES:
         raise ValueError(f"detail: expected one of {DETAIL_MODES}, got {detail!r}")
+    chosen = run.selection
+    positions = range(len(results)) if chosen.positions is None else chosen.positions
     return {
         "version": RESULTS_VERSION,
         "tool": "tearline",
@@ -173,8 +200,13 @@ def results_document(
         "elapsed_s": round(run.elapsed_s, 6),
         "pcap": run.pcap,
         "detail": detail,
+        "library": chosen.library,
+        "shard": None if chosen.shard is None else "{}/{}".format(*chosen.shard),
+        "selected": len(results) if chosen.selected is None else chosen.selected,
         "totals": totals(results),
-        "cases": [case_record(r, pcaps.get(i), detail) for i, r in enumerate(results)],
+        "cases": [
+            case_record(r, pcaps.get(i), detail, positions[i]) for i, r in enumerate(results)
+        ],
     }
 
 

@@ -7,10 +7,14 @@ TLS when the link says so, under the case's deadline. Every command that runs a 
 here: ``run``, ``hunt`` and ``clients`` (through ``case.run_case``), ``record``, the standalone
 ``proxy``, the control API's proxies and the pytest fixtures (``fault_proxy``).
 
-Deadlines: a link runs for ``deadline_ms`` at most, from the moment it starts (the producer's
-and the proxy's start-up included, a consumer function's worker made ready before). Once the
-consumer has its verdict, the proxy has up to ``SETTLE_S`` of what is left to record how each
-leg ended.
+Deadlines: the case's ``deadline_ms`` measures the consumer, not its start-up. It starts when
+the consumer starts consuming: tearline's consumer and a consumer function when they are
+called (a function's worker made ready before), a consumer program when the proxy accepts its
+first connection (its interpreter, imports and set-up not counted). Until then a bound of its
+own applies, ``startup_ms`` (the producer's and the proxy's start-up, a program's start until
+it connects); passing it is a diagnosis of its own, never a consumer's hang. Once the consumer
+has its verdict, the proxy has up to ``SETTLE_S`` of what is left to record how each leg ended
+(awaited: the proxy's last connection closing ends the wait).
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from functools import partial
 
 import trio
 
+from harness.config.limits import STARTUP_MS
 from harness.evidence.timeline import Timeline
 from harness.faults.config import Fault
 from harness.link.case_wire import live_locators
@@ -154,16 +159,51 @@ class Ran:
     proxy_errors: tuple[str, ...] = ()
     #: the deadline cut the consumer off
     timed_out: bool = False
+    #: seconds from the proxy's start (the timeline's zero) until the consumer started (a
+    #: program: until the proxy accepted its first connection); None: it never did
+    startup_s: float | None = None
+    #: the start-up bound passed before the consumer started (``timed_out`` is then False)
+    not_started: bool = False
 
 
-async def run_link(link: Link, derived: ReferenceLink, wiring: Wiring, deadline_ms: float) -> Ran:
+class _Start:
+    """When the consumer started, and the case's deadline moved to count from then."""
+
+    def __init__(self, scope: trio.CancelScope, deadline_ms: float) -> None:
+        self.scope, self.deadline_s = scope, deadline_ms / 1000
+        #: when the proxy listened (the timeline's zero): the consumer's start-up counts from it
+        self.began = 0.0
+        self.at: float | None = None
+
+    def now(self, when: float | None = None) -> None:
+        self.at = trio.current_time() if when is None else when
+        self.scope.deadline = self.at + self.deadline_s
+
+    async def on_connection(self, proxy: Proxy) -> None:
+        self.now(await proxy.wait_first_connection())
+
+    @property
+    def startup_s(self) -> float | None:
+        return None if self.at is None else self.at - self.began
+
+
+async def run_link(
+    link: Link,
+    derived: ReferenceLink,
+    wiring: Wiring,
+    deadline_ms: float,
+    startup_ms: float = STARTUP_MS,
+) -> Ran:
     """Producer, proxy and consumer in one nursery, until the consumer has its verdict and
-    the proxy has settled, or the deadline ends them all (the proxy's record then shows the
-    stream as it stood: a producer still sending is not made to look ended)."""
+    the proxy has settled, or a bound ends them all (the proxy's record then shows the stream
+    as it stood: a producer still sending is not made to look ended): ``startup_ms`` until the
+    consumer starts, then ``deadline_ms`` (the module's docstring)."""
     await warm_consumer(link)
     consumed = Consumed()
-    proxy: Proxy | None = None  # stays None if the deadline passes before it exists
-    with trio.move_on_after(deadline_ms / 1000) as deadline:
+    proxy: Proxy | None = None  # stays None if the bound passes before it exists
+    with trio.CancelScope() as bound:
+        bound.deadline = trio.current_time() + startup_ms / 1000
+        start = _Start(bound, deadline_ms)
         async with trio.open_nursery() as nursery:
             upstream = await start_upstream(link, wiring.producer, nursery)
             proxy = fault_proxy(
@@ -176,10 +216,16 @@ async def run_link(link: Link, derived: ReferenceLink, wiring: Wiring, deadline_
                 tls=proxy_tls(link),
             )
             port = await nursery.start(proxy.serve, LOOPBACK, 0)
+            start.began = proxy.timeline.started
+            if link.consumer.command is not None:  # a program starts when it connects
+                nursery.start_soon(start.on_connection, proxy)
+            else:
+                start.now()
             await consume(link, derived, port, consumed, deadline_ms)
             with trio.move_on_after(SETTLE_S):
                 await proxy.wait_idle()
             nursery.cancel_scope.cancel()
-    timed_out = deadline.cancelled_caught and consumed.report is None and not consumed.problem
+    cut = bound.cancelled_caught and consumed.report is None and not consumed.problem
     errors = () if proxy is None else tuple(dict.fromkeys(proxy.errors))
-    return Ran(consumed, errors, timed_out)
+    started = start.startup_s
+    return Ran(consumed, errors, cut and started is not None, started, cut and started is None)

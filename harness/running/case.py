@@ -14,6 +14,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import replace
 
+from harness.config.limits import STARTUP_MS
 from harness.consumers.catalogue import hands_on_transport
 from harness.consumers.catalogue import lacks as adapter_lacks
 from harness.errors import HarnessError, harness_error_in
@@ -62,8 +63,11 @@ def request_options(request: RequestConfig) -> tuple[str, ...]:
     return tuple(words)
 
 
-async def run_case(case: Case, seed: int | None = None) -> CaseResult:
-    """Run and judge one case; never raises for anything the case does."""
+async def run_case(
+    case: Case, seed: int | None = None, *, startup_ms: float = STARTUP_MS
+) -> CaseResult:
+    """Run and judge one case; never raises for anything the case does. ``startup_ms`` bounds
+    the consumer's start-up, which its deadline does not count (``assembly.py``)."""
     started = time.monotonic()
     scenario, seed = case.scenario, case.seed if seed is None else seed
     link = scenario.link
@@ -73,16 +77,19 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     producer = Producer(derived.producer)
     wire = CaseWire(derived.traits, scenario.faults)
     consumed = Consumed()
+    startup_s: float | None = None
     try:
         # What no stream of this link can have (a length field on SSE) is a mistake in the
         # scenario: say so before anything listens.
         if problem := check_placeable(scenario.faults, derived.traits):
             raise problem
         wiring = Wiring(scenario.faults, seed, wire, None if external else producer, timeline)
-        ran = await run_link(link, derived, wiring, scenario.deadline_ms)
-        consumed = ran.consumed
+        ran = await run_link(link, derived, wiring, scenario.deadline_ms, startup_ms)
+        consumed, startup_s = ran.consumed, ran.startup_s
         if ran.timed_out:
             consumed.problem = _no_verdict(consumed, scenario.deadline_ms)
+        elif ran.not_started:
+            consumed.problem = _not_started(consumed, startup_ms)
         harness_error = "; ".join(ran.proxy_errors)
     except HarnessError as err:
         harness_error = err.text
@@ -119,10 +126,9 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
     )
     verdict = judge(scenario.expect, obs)
     outcome = (verdict.outcome, verdict.diagnosis, verdict.checks)
+    result = _result(case, seed, outcome, started, report, timeline, wire)
     return replace(
-        _result(case, seed, outcome, started, report, timeline, wire),
-        grade=verdict.grade,
-        undetectable=verdict.undetectable,
+        result, grade=verdict.grade, undetectable=verdict.undetectable, startup_s=startup_s
     )
 
 
@@ -130,8 +136,21 @@ def _no_verdict(consumed: Consumed, deadline_ms: float) -> str:
     """Why a consumer the deadline cut off has no verdict (a program: what it said)."""
     problem = f"no verdict within the case deadline ({deadline_ms:g} ms)"
     if consumed.output is not None:  # the consumer program was killed: what did it say?
-        problem += f"; killed; stderr: {consumed.output.stderr_tail()!r}"
+        problem = (
+            f"no verdict within the case deadline ({deadline_ms:g} ms from its first "
+            f"connection); killed; stderr: {consumed.output.stderr_tail()!r}"
+        )
     return problem
+
+
+def _not_started(consumed: Consumed, startup_ms: float) -> str:
+    """Why a consumer that never started has no verdict: its start-up, not its consuming."""
+    if consumed.output is None:  # tearline's own side did not get going (a starved machine)
+        return f"the link did not start within the start-up bound ({startup_ms:g} ms)"
+    return (
+        f"consumer program did not connect within the start-up bound ({startup_ms:g} ms, "
+        f"--startup-ms); killed; stderr: {consumed.output.stderr_tail()!r}"
+    )
 
 
 def _setup_problems(connections: Sequence[WireConnection], framing: str) -> str:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 import trio
 
+from harness.config.limits import STARTUP_MS
 from harness.judging.results import CaseResult
 from harness.running.case import error_result, run_case
 from harness.scenario import Case, Scenario
@@ -40,6 +41,8 @@ class RunSettings:
     seed: int | None = None
     #: every case's deadline, in milliseconds, instead of its scenario's
     deadline_ms: float | None = None
+    #: the bound on each consumer's start-up, which its deadline does not count
+    startup_ms: float = STARTUP_MS
 
 
 def is_timed(scenario: Scenario) -> bool:
@@ -58,7 +61,7 @@ async def _run_batch_async(cases: Sequence[Case], settings: RunSettings) -> list
         case = cases[index]
         async with timed if is_timed(case.scenario) else _NO_LIMIT, shared:
             try:
-                results[index] = await run_case(case, settings.seed)
+                results[index] = await run_case(case, settings.seed, startup_ms=settings.startup_ms)
             except Exception as err:  # one case's bug must not lose the whole run
                 results[index] = error_result(case, settings.seed, f"harness bug: {err!r}")
 

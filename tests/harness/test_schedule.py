@@ -41,7 +41,9 @@ class Tracker:
         self.order: list[str] = []
         self.alongside: dict[str, set[str]] = {}
 
-    async def __call__(self, case: Case, seed: int | None = None) -> CaseResult:
+    async def __call__(
+        self, case: Case, seed: int | None = None, *, startup_ms: float = 0.0
+    ) -> CaseResult:
         self.running.add(case.case_id)
         self.most = max(self.most, len(self.running))
         for other in self.running:

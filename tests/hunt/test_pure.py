@@ -219,6 +219,15 @@ def test_a_consumer_killed_before_the_plan_tested_it_is_no_failure() -> None:
     assert in_time.standing is Standing.FAILURE
 
 
+def test_a_hang_counts_from_the_consumers_start_not_the_proxys() -> None:
+    """The deadline counts from the program's first connection: its first byte 4.5 s after
+    the proxy started but 1.5 s after it connected left it 4.5 s, enough to count as a hang."""
+    reference = result(duration_s=0.6)
+    late_start = dataclasses.replace(killed(first_byte_s=4.5), startup_s=3.0)
+    judged = classify(PLAN, reference, late_start, EXPECT, CLEAN)
+    assert (judged.standing, judged.key) == (Standing.FAILURE, "no_verdict: I4")
+
+
 def test_a_hang_on_the_clean_link_is_the_consumer_s_however_late() -> None:
     clean = Plan(LINK, ())
     judged = classify(clean, result(duration_s=0.6), killed(first_byte_s=-1), EXPECT, CLEAN)

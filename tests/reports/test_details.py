@@ -4,6 +4,7 @@ hand one compressed JSON document each to the page."""
 from __future__ import annotations
 
 import base64
+import dataclasses
 import json
 import re
 import zlib
@@ -11,7 +12,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from harness.judging.results import OUTCOMES, CaseResult
+from harness.judging.results import OUTCOMES, CaseResult, Target
 from harness.reports import caseview, details, shapes
 from harness.reports.details import CHUNK, case_detail, chunk_name, files, index_document, pack
 from harness.reports.drawing import timeline_drawing
@@ -95,3 +96,14 @@ def test_the_report_folder_holds_them(report_dir: Path, results: Sequence[CaseRe
     _, chunk = unpack((folder / "0000.js").read_text("utf-8"))
     clean = chunk["sources"][str(index["scenario"][0])]
     assert '<script>alert("not markup")</script>' in clean  # raw: the page sets it as text
+
+
+def test_a_consumer_programs_start_up_is_a_fact_of_its_own(results: Sequence[CaseResult]) -> None:
+    reference = results[0]
+    program = dataclasses.replace(reference, target=Target(consumer=("prog",)), startup_s=1.234)
+    never = dataclasses.replace(program, startup_s=None)
+    shown = [
+        dict((label, value) for label, value, _ in caseview.facts(r)).get("start-up")
+        for r in (reference, program, never)
+    ]
+    assert shown == [None, "1234 ms until it connected (not in the deadline)", "did not connect"]

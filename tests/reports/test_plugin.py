@@ -3,12 +3,14 @@ sharding."""
 
 from __future__ import annotations
 
+import json
 import xml.etree.ElementTree as ET
 from importlib.metadata import entry_points
 
 import pytest
 
 from harness.pytest_plugin import shard_of
+from harness.scenario.shards import assign
 
 pytest_plugins = ["pytester"]
 
@@ -124,6 +126,26 @@ def test_shards_split_the_cases(suite: pytest.Pytester) -> None:
     assert sorted(seen[0] + seen[1]) == sorted(IDS)
     assert seen[0] == [i for i in IDS if shard_of(i.replace("scenarios/good.yaml", "good"), 2) == 0]
     bad = suite.runpytest("--tearline-shard", "3/2")
+    assert bad.ret == pytest.ExitCode.USAGE_ERROR
+
+
+def test_shards_can_be_balanced_by_a_previous_runs_durations(suite: pytest.Pytester) -> None:
+    ids = [i.replace("scenarios/good.yaml", "good") for i in IDS]
+    durations = {ids[0]: 1.0, ids[1]: 9.0, ids[4]: 1.0}
+    previous = suite.path / "previous.json"
+    previous.write_text(
+        json.dumps({"cases": [{"id": i, "duration_s": d} for i, d in durations.items()]})
+    )
+    balanced = assign(ids, 2, durations)
+    assert balanced != [shard_of(i, 2) for i in ids]  # not the split by hash
+    for k in (1, 2):
+        options = ("--tearline-shard", f"{k}/2", "--tearline-shard-durations", str(previous))
+        result = suite.runpytest(*options, "--collect-only", "-q")
+        assert [line for line in result.outlines if "::" in line] == [
+            i for i, s in zip(IDS, balanced, strict=True) if s == k - 1
+        ]
+    previous.write_text("[]")
+    bad = suite.runpytest("--tearline-shard", "1/2", "--tearline-shard-durations", str(previous))
     assert bad.ret == pytest.ExitCode.USAGE_ERROR
 
 
