@@ -38,9 +38,10 @@ DELIMITERS = {
     "sse": "blank-line",
     "websocket": "websocket-frame-fin",
     "grpc": "grpc-5-byte-prefix",
+    "ndjson-http": "LF",
 }
 #: what each framing's explicit end says (``StreamEnd.detail``); the line framings have none
-END_DETAILS = {"sse": "", "websocket": "close 1000", "grpc": "grpc-status 0"}
+END_DETAILS = {"sse": "", "websocket": "close 1000", "grpc": "grpc-status 0", "ndjson-http": ""}
 #: the framings whose explicit end is needed to call a stream of opaque messages complete
 EXPLICIT_END = frozenset(END_DETAILS)
 #: the framing verdict of a connection cut inside a message: it can never deliver the rest
@@ -188,9 +189,10 @@ async def test_cut_fails_closed(framing: str, payload: str, how: CutKind, where:
 
 def payload_start(link: LinkSpec, wire: ExpectedWire, index: int) -> int:
     """Offset of the first byte of message ``index`` that its codec keeps as ``partial()``:
-    the event text for SSE (after the HTTP chunk-size line), the message data elsewhere."""
+    the event text for SSE and the line of NDJSON over HTTP (after the HTTP chunk-size line),
+    the message data elsewhere."""
     start, _ = wire.spans[index]
-    if link.framing == "sse":
+    if link.framing in ("sse", "ndjson-http"):
         return wire.wire.index(b"\r\n", start) + 2
     data = list(iter_payload(link))[index].data
     return wire.wire.index(data, start)

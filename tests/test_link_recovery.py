@@ -38,7 +38,7 @@ from tests.relay import (
     tallied,
 )
 
-EXPLICIT_END = frozenset({"sse", "websocket", "grpc"})
+EXPLICIT_END = frozenset({"sse", "websocket", "grpc", "ndjson-http"})
 
 
 def accepted_on(run: LinkRun, connection: int) -> list[str]:

@@ -69,12 +69,12 @@ class Layout:
 def _opens(framing: str, wire: bytes, start: int) -> int:
     """The offset after which a message whose span starts at ``start`` is in flight.
 
-    SSE's HTTP chunk-size line is transport, no part of the event. Everything else that frames
-    a message counts from its first byte the codec can place: the u32 prefix, the WebSocket frame
-    header (its first byte names the frame), the gRPC DATA frame once its type byte (the 4th
-    byte of the HTTP/2 frame header) has arrived.
+    The HTTP chunk-size line of SSE and NDJSON over HTTP is transport, no part of the message.
+    Everything else that frames a message counts from its first byte the codec can place: the
+    u32 prefix, the WebSocket frame header (its first byte names the frame), the gRPC DATA
+    frame once its type byte (the 4th byte of the HTTP/2 frame header) has arrived.
     """
-    if framing == "sse":
+    if framing in ("sse", "ndjson-http"):
         return wire.index(b"\r\n", start) + 2
     if framing == "grpc":
         return start + 3
@@ -82,8 +82,8 @@ def _opens(framing: str, wire: bytes, start: int) -> int:
 
 
 def layout(link: LinkSpec, wire: ExpectedWire) -> Layout:
-    # An SSE event is dispatched at its blank line; the chunk's own CRLF follows.
-    tail = 2 if link.framing == "sse" else 0
+    # An SSE event is dispatched at its blank line, a line at its LF; the chunk's CRLF follows.
+    tail = 2 if link.framing in ("sse", "ndjson-http") else 0
     datas = [m.data for m in iter_payload(link)]
     return Layout(
         opens=tuple(_opens(link.framing, wire.wire, start) for start, _ in wire.spans),

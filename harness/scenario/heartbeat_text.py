@@ -114,13 +114,16 @@ class HeartbeatTextAlone:
         """The framing's own kind, when the text is exactly its heartbeat on a known link."""
         fixed = site.swept_as is None or not view.swept((*site.swept_as, "heartbeat_text"))
         fixed = fixed and not view.swept(("link", "framing"))
-        fixed = fixed and not view.swept(("link", "framing_options", "sse_body"))
+        bodies = (("link", "framing_options", key) for key in ("sse_body", "http_body"))
+        fixed = fixed and not any(view.swept(body) for body in bodies)
         if not fixed or owner is not site.node or not isinstance(value, ScalarNode):
             return None
         if value.start_mark.index < key.end_mark.index:  # an alias: its anchor is elsewhere
             return None
         framing = text_of(view.get("link", "framing"))
-        chunked = text_of(view.get("link", "framing_options", "sse_body")) != "close"
+        options = ("link", "framing_options")
+        body = text_of(view.get(*options, "http_body")) or text_of(view.get(*options, "sse_body"))
+        chunked = body != "close"
         found = native_heartbeat(framing, chunked, text.encode())
         if found is None:
             return None

@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
-FRAMING_LAYERS = ("sse", "websocket", "grpc", "ndjson", "length-prefixed")
+FRAMING_LAYERS = ("sse", "websocket", "grpc", "ndjson", "length-prefixed", "ndjson-http")
 PAYLOAD_LAYERS = ("envelope", "tokens")
 
 
@@ -335,6 +335,49 @@ RULES: tuple[Rule, ...] = (
         ("separator-rules::line-exactly-at-the-limit-with-crlf",),
         ("separator-rules::line-over-the-limit-split-across-reads",),
     ),
+    # -- NDJSON over HTTP ------------------------------------------------------------------------
+    Rule(
+        "ndjson-http",
+        "content-type",
+        "only a 200 answer of content type application/x-ndjson is a stream; another type or "
+        "status is an error, never an empty result",
+        "RFC 9110 §8.3; catalogue case 35",
+        (
+            "answers-that-are-no-stream::another-content-type",
+            "answers-that-are-no-stream::an-answer-that-is-not-2xx",
+        ),
+        (
+            "answers-that-are-no-stream::content-type-split-across-reads",
+            "answers-that-are-no-stream::content-type-split-across-reads-whole",
+        ),
+    ),
+    Rule(
+        "ndjson-http",
+        "commit-at-the-line-feed",
+        "a line is a message only once its LF came, whether the body ends by its last chunk or "
+        "by the close",
+        "ndjson spec; RFC 9112 §7.1; catalogue cases 15, 16 and 53",
+        (
+            "line-cut-inside-the-body::cut-inside-a-line",
+            "line-cut-inside-the-body::tail-that-parses",
+            "line-cut-inside-the-body::line-feed-missing-chunked",
+            "line-cut-inside-the-body::line-feed-missing-close-delimited",
+        ),
+        ("split-inside-each-message::explicit-end-framings",),
+    ),
+    Rule(
+        "ndjson-http",
+        "chunk-framing-is-no-line",
+        "a chunk's size line and closing CRLF are HTTP, not line bytes: a cut there after a "
+        "whole line loses nothing and proves no end",
+        "RFC 9112 §7.1; catalogue case 15",
+        (
+            "cut-in-the-chunk-framing::cut-inside-a-chunk-size-line",
+            "cut-in-the-chunk-framing::cut-inside-a-chunks-closing-crlf",
+            "cut-in-the-chunk-framing::fin-before-the-last-chunk",
+        ),
+        ("merge-across-partial-message::explicit-end-framings",),
+    ),
     # -- length-prefixed -----------------------------------------------------------------------
     Rule(
         "length-prefixed",
@@ -483,6 +526,19 @@ RULES: tuple[Rule, ...] = (
             "frame-faults::openai-frame-after-the-signal",
             "frame-faults::anthropic-frame-after-the-signal",
             "frame-faults::generic-frame-after-the-signal",
+        ),
+    ),
+    Rule(
+        "tokens",
+        "ollama-done-reason",
+        "the ollama profile's signal is the line with done true and a done_reason; a token-limit "
+        "stop (length) is an explicit end, a done without its reason proves nothing",
+        "Ollama API /api/chat; design decision 3; catalogue case 25",
+        (
+            "ollama-done-rules::stopped-by-the-token-limit",
+            "ollama-done-rules::done-without-a-done-reason",
+            "ollama-done-rules::done-that-is-no-boolean",
+            "ollama-done-rules::no-done-line",
         ),
     ),
 )

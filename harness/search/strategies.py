@@ -153,7 +153,7 @@ def clean_link(space: Space) -> Link:
 def links(draw: st.DrawFn, space: Space) -> Link:
     """The link, shortest stream first, the framing's defaults first."""
     framing_options = FramingConfig()
-    if space.framing == FramingName.SSE and draw(st.booleans()):
+    if space.framing in (FramingName.SSE, FramingName.NDJSON_HTTP) and draw(st.booleans()):
         framing_options = replace(framing_options, sse_body="close")
     if space.framing == FramingName.WEBSOCKET:
         binary, fragment = draw(st.booleans()), between(draw, 0, 32)

@@ -184,8 +184,9 @@ class StreamClient:
         # Compare the MIME essence: parameters (charset) are ignored, "text/event-streams" is not
         # a match even though it starts with the right prefix.
         if len(types) != 1 or types[0].split(b";", 1)[0].strip().lower() != self._media_type:
+            given = ", ".join(repr(t.decode("latin-1")) for t in types) or "none"
             wanted = self._media_type.decode()
-            raise CodecError(ErrorCode.PROTOCOL_ERROR, f"content type {types!r}, not {wanted}")
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, f"content type {given}, not {wanted}")
         self._head_seen = True
 
     def _end_of_body(self) -> list[Event]:

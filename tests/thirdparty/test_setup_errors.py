@@ -148,5 +148,5 @@ def test_an_error_status_is_named_with_what_the_service_said() -> None:
 
 def test_a_broken_answer_of_the_declared_version_keeps_the_codecs_words() -> None:
     assert setup_problem("sse", b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n\r\n") == (
-        "PROTOCOL_ERROR: content type [b'text/plain']"
+        "PROTOCOL_ERROR: content type 'text/plain', not text/event-stream"
     )
