@@ -449,3 +449,38 @@ def test_a_report_without_connections_is_judged_by_the_proxy_s_connections() -> 
         declared=(DeclaredFault("reconnect", 1, "downstream"),),
     )
     assert judge(EXPECT_VERIFIED, obs).outcome == "pass"
+
+
+BLIND = (("duplication", "nothing numbers the messages"),)
+
+
+@pytest.mark.parametrize(
+    ("blind", "i1"),
+    [
+        ((), (False, "connection 1: accepted message 3 (2 B, sha256 ")),  # judged in full
+        (BLIND, (True, "4 accepted messages all byte-identical and in order")),
+    ],
+)
+def test_a_repeated_message_breaks_i1_only_where_the_protocol_could_show_it(
+    blind: tuple[tuple[str, str], ...], i1: tuple[bool, str]
+) -> None:
+    # M2 written twice on the way: the consumer's side received M1 M2 M2 M3 and accepted it all
+    fault = DeclaredFault("duplicate_frame", 1, "downstream", blind)
+    obs = replace(
+        observe(report([M1, M2, M2, M3]), line=timeline(("duplicate_frame", 1, 10))),
+        declared=(fault,),
+        payload="messages",
+    )
+    assert obs.wire is not None
+    wire = (replace(obs.wire[0], received=(M1, M2, M2, M3), delivered=4),)
+    result = judge(EXPECT_VERIFIED, replace(obs, wire=wire))
+    (check,) = [c for c in result.checks if c.name == "I1"]
+    assert (check.ok, check.evidence[: len(i1[1])]) == i1
+    assert result.undetectable == (
+        (
+            "duplicate_frame: undetectable by this protocol (messages: duplication: nothing "
+            "numbers the messages)",
+        )
+        if blind
+        else ()
+    )
