@@ -353,6 +353,13 @@ class Mismatch:
     text: str
 
 
+def missed_keys(report: ConsumerReport | None, expect: Expect) -> tuple[str, ...]:
+    """The keys of ``expect`` the report did not meet (none without a report)."""
+    if report is None:
+        return ()
+    return tuple(m.key for m in expectation_mismatches(report, expect))
+
+
 def expectation_mismatches(report: ConsumerReport, expect: Expect) -> list[Mismatch]:
     found: list[Mismatch] = []
     got = {report.verdict, report.error_code} - {None}

@@ -101,8 +101,9 @@ class CaseResult:
     target: Target = Target()
     #: the grade of a consumer other than the reference one (None: the reference consumer)
     grade: Grade | None = None
-    #: the expectation ``expected`` words (None: not known, a result made elsewhere)
-    expectation: Expect | None = field(default=None, repr=False)
+    #: the keys of the expectation the consumer's report did not meet (``verdict``,
+    #: ``complete``, ``accepted_messages``): the reports draw only those red
+    missed: tuple[str, ...] = ()
     #: the producer reached its own end on the connection ``wire_bytes`` counts: those are the
     #: whole stream it sent, not only what the proxy had read of it when the case ended
     wire_complete: bool = False

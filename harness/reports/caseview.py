@@ -12,7 +12,6 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from harness.evidence.timeline import FaultRecord
-from harness.judging.judge import expectation_mismatches
 from harness.judging.results import CaseResult, Check, replay_command
 from harness.reports.results_json import jsonable
 from harness.reports.summary import fault_family, is_failing, observed_label
@@ -70,11 +69,8 @@ def glance(result: CaseResult) -> str:
 
 
 def _missed(result: CaseResult) -> set[str]:
-    """The expectation's keys the consumer's report did not meet (``verdict``, ``complete``,
-    ``accepted_messages``): only those are drawn red."""
-    if result.report is None or result.expectation is None:
-        return set()
-    return {m.key for m in expectation_mismatches(result.report, result.expectation)}
+    """The expectation's keys the consumer's report did not meet: only those are drawn red."""
+    return set(result.missed)
 
 
 def facts(result: CaseResult) -> list[tuple[str, str, str]]:

@@ -232,6 +232,9 @@ def result_of(record: Mapping[str, Any]) -> CaseResult:
         target=_target(record["target"]),
         grade=None if grade is None else Grade(grade),
         startup_s=record.get("startup_s"),
+        undetectable=tuple(record["undetectable"]),
+        wire_complete=record["wire_complete"],
+        missed=tuple(record["missed"]),
     )
 
 

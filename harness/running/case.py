@@ -20,7 +20,7 @@ from harness.consumers.catalogue import lacks as adapter_lacks
 from harness.errors import HarnessError, harness_error_in
 from harness.evidence.connection import WireConnection
 from harness.evidence.timeline import Timeline
-from harness.judging.judge import DeclaredFault, Observation, judge
+from harness.judging.judge import DeclaredFault, Observation, judge, missed_keys
 from harness.judging.needs import case_needs
 from harness.judging.results import CaseResult, Check, Outcome, Target, expectation_text
 from harness.link.blind import blind_effects, declared
@@ -199,7 +199,7 @@ def _result(
         timeline=timeline,
         wire_bytes=None if stream is None else stream.seen,
         wire_complete=stream is not None and stream.reached_end,
-        expectation=scenario.expect,
+        missed=missed_keys(report, scenario.expect),
         frames=() if stream is None else stream.spans(MAX_SPANS_KEPT),
         target=_target(link),
     )
