@@ -22,6 +22,7 @@ from reference_impl.mcp.settings import (
     DEFAULT_RETRY_MS,
     MCP_PATH,
     SESSION_HEADER,
+    SPEC_VERSIONS,
     SpecVersion,
     allows_batches,
     sends_version_header,
@@ -171,7 +172,7 @@ class Call:
         ended, failed, status = self._ended, self._failed, self._status
         self._ended = self._failed = self._status = None
         if self.answer is not None:
-            return Done(self.answer)
+            return self._answered(self.answer)
         if failed is not None:
             return self._give_up(failed.error.code, failed.error.detail)
         if status == 404 and self.core.session_id is not None:
@@ -190,6 +191,19 @@ class Call:
         return self._give_up(
             McpErrorCode.STREAM_CUT, f"the stream ended {how} without the response"
         )
+
+    def _answered(self, answer: jsonrpc.Answer) -> Step:
+        """Done; an initialize answer also sets the version the session speaks, which must
+        be one the client knows (the server answers with its own when it has not the one
+        asked for)."""
+        if self.request.method == "initialize" and isinstance(answer, jsonrpc.Response):
+            version = answer.result.get("protocolVersion")
+            if version not in SPEC_VERSIONS:
+                return self._give_up(
+                    McpErrorCode.BAD_MESSAGE, f"unknown protocol version {version!r}"
+                )
+            self.core.version = version
+        return Done(answer)
 
     def _head(self, head: Head) -> None:
         self._status = head.status

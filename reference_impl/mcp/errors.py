@@ -12,6 +12,8 @@ class McpErrorCode(StrEnum):
     STREAM_CUT = "STREAM_CUT"  # the answer's stream ended before the request's response
     SESSION_LOST = "SESSION_LOST"  # the server answered 404 to the session's id
     HTTP_STATUS = "HTTP_STATUS"  # the server answered with another error status
+    STALLED = "STALLED"  # no byte of an answer for longer than the client waits
+    CONNECT_FAILED = "CONNECT_FAILED"  # the server could not be reached
 
 
 class McpError(Exception):

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from reference_impl.framing.http1 import Received
 from reference_impl.mcp import jsonrpc
-from reference_impl.mcp.client import Call, ClientCore, Done, Fail, Resume, SessionLost, Step
+from reference_impl.mcp.client import Call, ClientCore, Done, Resume, SessionLost, Step
 from reference_impl.mcp.server import McpServer
 from reference_impl.mcp.wire import ClientExchange, Incoming, ServerExchange
 
@@ -84,11 +84,13 @@ class Loopback:
             lambda: self.core.call_tool("work", {"steps": steps}),
         ]
         for make in requests:
+            if not isinstance(out[-1], Done):
+                break
             _, step = self.call(make())
             if isinstance(step, SessionLost) and self.core.sessions == 1:
                 out += [step, self.open()]
+                if not isinstance(out[-1], Done):
+                    break
                 _, step = self.call(make())
             out.append(step)
-            if isinstance(step, Fail | SessionLost):
-                break
         return out

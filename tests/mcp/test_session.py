@@ -9,11 +9,12 @@ from hypothesis import strategies as st
 
 from reference_impl.mcp import jsonrpc
 from reference_impl.mcp.checker import Finding, SessionChecker, Violation
-from reference_impl.mcp.client import ClientCore, Done, Fail, SessionLost
+from reference_impl.mcp.client import Call, ClientCore, Done, Fail, SessionLost
 from reference_impl.mcp.errors import McpErrorCode
 from reference_impl.mcp.memory import Loopback, bytewise, whole
 from reference_impl.mcp.server import McpServer
 from reference_impl.mcp.settings import SPEC_VERSIONS, ServerMode, ServerSettings, SpecVersion
+from reference_impl.mcp.wire import Delivered, Ended
 from tests.wire import examples, split_at
 
 DONE_3 = jsonrpc.Response(3, {"content": [{"type": "text", "text": "done 2"}], "isError": False})
@@ -168,3 +169,23 @@ def test_an_error_without_an_id_answers_the_pending_request() -> None:
     assert checker.violations() == []
     checker.received(jsonrpc.ErrorResponse(None, -32700, "bad"))
     assert checker.violations() == [Finding(Violation.UNKNOWN_ID, "None")]
+
+
+def test_the_client_speaks_the_version_the_server_answers() -> None:
+    link = Loopback(
+        McpServer(ServerSettings(version="2025-06-18")), ClientCore("2025-11-25", "h:1")
+    )
+    assert isinstance(link.open(), Done)
+    assert link.core.version == "2025-06-18"
+    assert b"MCP-Protocol-Version: 2025-06-18" in link.wire[1][0]
+
+
+def test_an_unknown_version_is_refused() -> None:
+    core = ClientCore("2025-11-25", "h:1")
+    call = Call(core, core.initialize())
+    answer = jsonrpc.Response(1, {"protocolVersion": "2099-01-01"})
+    call.take([Delivered(answer), Ended(clean=True)])
+    assert call.next_step() == Fail(
+        McpErrorCode.BAD_MESSAGE, "unknown protocol version '2099-01-01'"
+    )
+    assert core.checker.violations() == []
