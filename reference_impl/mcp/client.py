@@ -199,9 +199,8 @@ class Call:
         if self.request.method == "initialize" and isinstance(answer, jsonrpc.Response):
             version = answer.result.get("protocolVersion")
             if version not in SPEC_VERSIONS:
-                return self._give_up(
-                    McpErrorCode.BAD_MESSAGE, f"unknown protocol version {version!r}"
-                )
+                # answered (the checker counted it), yet no session the client can speak
+                return Fail(McpErrorCode.BAD_MESSAGE, f"unknown protocol version {version!r}")
             self.core.version = version
         return Done(answer)
 
