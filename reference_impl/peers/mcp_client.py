@@ -88,15 +88,14 @@ class McpHttpClient:
             await self.notify(self.session.initialized())
         return step
 
-    async def run(self, steps: int) -> list[Step]:
-        """A whole session: open it, list the tools, call ``work`` with ``steps`` progress
-        notifications; a lost session is replaced once and the request sent once more."""
+    async def run(self, steps: int, calls: int = 1) -> list[Step]:
+        """A whole session: open it, list the tools, call ``work`` ``calls`` times with
+        ``steps`` progress notifications; a lost session is replaced once and the request
+        sent once more. It stops at the first request that does not end answered."""
         core = self.session
         out = [await self.open()]
-        requests: list[Callable[[], jsonrpc.Request]] = [
-            lambda: core.request("tools/list"),
-            lambda: core.call_tool("work", {"steps": steps}),
-        ]
+        requests: list[Callable[[], jsonrpc.Request]] = [lambda: core.request("tools/list")]
+        requests += [lambda: core.call_tool("work", {"steps": steps})] * calls
         for make in requests:
             if not isinstance(out[-1], Done):
                 break

@@ -1,0 +1,156 @@
+"""MCP sessions as cases: faults on the session's exchanges through the proxy, the reference
+server's modes, judged from the wire (M1-M3, I5, the expectation)."""
+
+from __future__ import annotations
+
+import pytest
+
+from harness.config.issues import ScenarioError
+from harness.evidence.timeline import Timeline
+from harness.judging.mcp import ClientOutcome, McpObservation, judge_session
+from harness.judging.results import CaseResult, Outcome
+from harness.running.case import run_case
+from harness.scenario import expand, load_text
+from harness.scenario.model import SessionExpect
+
+LINK = """
+  link:
+    framing: sse
+    payload: mcp
+    mcp: {{version: "{version}", steps: 3, retry_ms: 10{extra}}}
+"""
+
+
+def case_text(expect: str, faults: str = "", version: str = "2025-11-25", extra: str = "") -> str:
+    head = "- name: t\n  description: an MCP session\n  deadline_ms: 5000\n"
+    return (
+        head
+        + LINK.format(version=version, extra=extra)
+        + faults
+        + f"  expect:\n    session: {expect}\n"
+    )
+
+
+async def run(text: str) -> CaseResult:
+    (scenario,) = load_text(text, "mcp-test.yaml")
+    (case,) = expand(scenario, lambda _: None)  # type: ignore[arg-type,return-value]
+    return await run_case(case)
+
+
+def checks(result: CaseResult) -> dict[str, bool | None]:
+    return {c.name: c.ok for c in result.checks}
+
+
+@pytest.mark.parametrize("version", ["2025-03-26", "2025-06-18", "2025-11-25"])
+async def test_a_clean_session_passes(version: str) -> None:
+    result = await run(case_text("{outcome: answered}", version=version, extra=", calls: 2"))
+    assert result.outcome is Outcome.PASS, result.diagnosis
+    assert result.diagnosis == "answered; findings none; 2 tool run(s)"
+    assert checks(result) == {"M1": True, "M2": True, "M3": True, "I5": True, "expect": True}
+
+
+KILL_CALL = "  faults:\n    - {kind: kill, connection: 4, at: {frame: 3}}\n"
+
+
+async def test_a_cut_tool_call_is_resumed_and_answered_once() -> None:
+    result = await run(case_text("{outcome: answered}", KILL_CALL))
+    assert result.outcome is Outcome.PASS, result.diagnosis
+    assert [f.connection for f in result.timeline.faults] == [4]
+    methods = [bytes(result.timeline.leg(n, "upstream").data)[:4] for n in (4, 5)]
+    assert methods == [b"POST", b"GET "]  # the resume: GET with Last-Event-ID
+
+
+async def test_a_cut_before_any_event_id_is_a_typed_error() -> None:
+    faults = "  faults:\n    - {kind: kill, connection: 4, at: {frame: 1, fraction: 0.5}}\n"
+    result = await run(case_text("{outcome: error, error: STREAM_CUT}", faults))
+    assert result.outcome is Outcome.PASS, result.diagnosis
+    assert checks(result)["M3"] is True  # and the tool ran once: no retry ran it again
+
+
+async def test_a_duplicated_event_is_found_on_the_wire() -> None:
+    faults = "  faults:\n    - {kind: duplicate_frame, connection: 4, frame: 2}\n"
+    result = await run(case_text("{outcome: answered, findings: [DUPLICATE_EVENT]}", faults))
+    assert result.outcome is Outcome.PASS, result.diagnosis
+    assert result.diagnosis == "answered; findings ['DUPLICATE_EVENT:3-1']; 1 tool run(s)"
+
+
+async def test_a_dropped_event_is_a_gap() -> None:
+    faults = "  faults:\n    - {kind: drop_frame, connection: 4, frame: 2}\n"
+    result = await run(case_text("{outcome: answered}", faults))
+    assert result.outcome is Outcome.FAIL
+    assert "the wire showed ['GAP:3-2']" in result.diagnosis
+
+
+@pytest.mark.parametrize(
+    ("mode", "expect"),
+    [
+        ("lose-final-response", "{outcome: error, error: STREAM_CUT}"),
+        ("forget-session", "{outcome: error, error: SESSION_LOST, executions: 0}"),
+        ("drop-on-replay", "{outcome: answered, findings: [GAP]}"),
+        (
+            "replay-other-streams",
+            "{outcome: answered, findings: [FOREIGN_EVENT, DUPLICATE_RESPONSE, FOREIGN_EVENT, "
+            "DUPLICATE_RESPONSE]}",
+        ),
+    ],
+)
+async def test_the_servers_modes(mode: str, expect: str) -> None:
+    extra = f", server_mode: {mode}, close_after_events: 3"
+    result = await run(case_text(expect, extra=extra))
+    assert result.outcome is Outcome.PASS, result.diagnosis
+
+
+async def test_a_stall_ends_in_stalled_not_a_hang() -> None:
+    faults = "  faults:\n    - {kind: stall, connection: 4, at: {frame: 2}, duration_ms: 3000}\n"
+    text = case_text("{outcome: error, error: STALLED}", faults).replace(
+        "  faults:", "    consumer: {idle_timeout_ms: 200}\n  faults:"
+    )
+    result = await run(text)
+    assert result.outcome is Outcome.PASS, result.diagnosis
+
+
+async def test_a_fault_that_never_fires_is_inconclusive() -> None:
+    faults = "  faults:\n    - {kind: kill, connection: 9, at: {frame: 1}}\n"
+    result = await run(case_text("{outcome: answered}", faults))
+    assert result.outcome is Outcome.INCONCLUSIVE
+
+
+def observation(outcome: ClientOutcome | None, executions: int = 1) -> McpObservation:
+    return McpObservation(Timeline(), (), calls=1, executions=executions, outcome=outcome)
+
+
+def test_an_answer_the_wire_never_carried_is_a_violation() -> None:
+    judged, _ = judge_session(SessionExpect(), observation(ClientOutcome(1)))
+    assert judged.outcome is Outcome.VIOLATION
+    assert (
+        judged.diagnosis
+        == "M2: the client says 1 tool call(s) returned; the wire delivered 0 response(s)"
+    )
+
+
+def test_a_tool_run_twice_is_a_violation_whatever_is_expected() -> None:
+    judged, _ = judge_session(
+        SessionExpect(outcome="error", executions=2), observation(ClientOutcome(0, "X"), 2)
+    )
+    assert judged.outcome is Outcome.VIOLATION
+    assert judged.diagnosis == "M3: the tool ran 2 times for 1 call(s)"
+
+
+def test_a_client_that_says_nothing_hung() -> None:
+    obs = McpObservation(Timeline(), (), 1, 1, None, problem="killed at the deadline")
+    judged, _ = judge_session(SessionExpect(), obs)
+    assert judged.outcome is Outcome.NO_VERDICT
+    assert judged.diagnosis == "M1: the client hung: killed at the deadline"
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("{outcome: answered, error: STALLED}", "expect.session.error"),
+        ("{outcome: answered, findings: [NO_ANSWER]}", "expect.session.findings[0]"),
+    ],
+)
+def test_what_a_session_expectation_refuses(text: str, key: str) -> None:
+    with pytest.raises(ScenarioError) as caught:
+        load_text(case_text(text), "mcp-test.yaml")
+    assert [issue.key_path for issue in caught.value.issues] == [key]
