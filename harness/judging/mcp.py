@@ -12,8 +12,10 @@ from the wire, the same for the reference client and for a real SDK's:
 - ``M3`` no tool twice: the server ran the tool at most once per call the client was asked for
   (a retry that runs it again is a violation, whatever the scenario expects);
 - ``I5`` every declared fault fired (as for every case);
-- ``expect``: the outcome (``answered`` or ``error``, the reference client's code), exactly the
-  checker's findings on the wire (a misbehaving server's replay), the tool's executions.
+- ``expect``: the outcome (``answered`` or ``error``), the tool's executions, and for the
+  reference client its error code and exactly the checker's findings on the wire (a
+  misbehaving server's replay: what a replay carries depends on what the client asked for,
+  so a real SDK's wire is not held to the reference client's findings).
 """
 
 from __future__ import annotations
@@ -236,7 +238,8 @@ def _expectation(expect: SessionExpect, obs: McpObservation, read: SessionRead) 
     elif expect.error is not None and obs.reference and outcome.error != expect.error:
         problems.append(f"expected error {expect.error}, got {outcome.error}")
     found = [f"{f.violation}:{f.subject}" for f in read.findings]
-    if [f.violation.value for f in read.findings] != list(expect.findings):
+    wanted = [f.violation.value for f in read.findings]
+    if obs.reference and wanted != list(expect.findings):
         problems.append(f"expected findings {list(expect.findings)}, the wire showed {found}")
     executions = obs.calls if expect.executions is None else expect.executions
     if obs.executions != executions:

@@ -219,9 +219,9 @@ class McpConfig:
     answer: Literal["sse", "json"] = "sse"
     #: how the reference server misbehaves on purpose (``correct``: it does not)
     server_mode: McpServerMode = "correct"
-    #: the server closes each stream after this many events (the priming event included) and
-    #: keeps the rest for a resume (None: never)
-    close_after_events: Annotated[int, Ge(1), Le(MAX_COUNT)] | None = None
+    #: the server closes each tool call's stream after this many events (the priming event
+    #: included; 0: right after the head) and keeps the rest for a resume (None: never)
+    close_after_events: Annotated[int, Ge(0), Le(MAX_COUNT)] | None = None
     #: the ``retry`` of the priming event (2025-11-25), in milliseconds
     retry_ms: Annotated[int, Ge(0), Le(MAX_DURATION_MS)] = 100
     #: the server's pause between two events of a stream, in milliseconds
@@ -611,8 +611,9 @@ class SessionExpect:
     #: with outcome error, the reference client's error code (a client adapter's errors are
     #: its library's, and not compared)
     error: McpError | None = None
-    #: exactly what the session checker must find on the wire (a misbehaving server's replay:
-    #: DUPLICATE_EVENT, GAP, FOREIGN_EVENT, DUPLICATE_RESPONSE), in order
+    #: exactly what the session checker must find on the wire with the reference client (a
+    #: misbehaving server's replay: DUPLICATE_EVENT, GAP, FOREIGN_EVENT, DUPLICATE_RESPONSE),
+    #: in order
     findings: tuple[McpFinding, ...] = ()
     #: how many times the server ran the tool (default: once per call, never twice)
     executions: Count | None = None

@@ -168,9 +168,10 @@ class McpServer:
         if self.settings.answer == "json" and not notes:
             body = jsonrpc.encode(answers[0] if len(answers) == 1 else list(answers))
             return Reply(200, (("Content-Type", "application/json"),), body)
-        return self._stream(session, [*notes, *answers])
+        calls = any(r.method == "tools/call" for r in requests)
+        return self._stream(session, [*notes, *answers], calls)
 
-    def _stream(self, session: Session, messages: list[jsonrpc.Message]) -> Reply:
+    def _stream(self, session: Session, messages: list[jsonrpc.Message], calls: bool) -> Reply:
         stream = session.log.open()
         if primes_streams(self.settings.version):
             session.log.append(stream, b"", self.settings.retry_ms)
@@ -178,7 +179,7 @@ class McpServer:
             session.log.append(stream, jsonrpc.encode(message))
         events = tuple(session.log.streams[stream - 1])
         cut, complete = self.settings.close_after_events, True
-        if cut is not None and cut < len(events):
+        if calls and cut is not None and cut < len(events):
             events, complete = events[:cut], False
         return Reply(
             200, (("Content-Type", "text/event-stream"),), events=events, complete=complete

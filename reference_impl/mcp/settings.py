@@ -70,6 +70,7 @@ class ServerSettings:
     mode: ServerMode = "correct"
     #: ``retry`` of the priming event (2025-11-25), in milliseconds
     retry_ms: int = DEFAULT_RETRY_MS
-    #: close a POST's stream (without ending it) after this many events, the priming event
-    #: included; the rest waits in the session's log for a resume (None: never)
+    #: close a tool call's stream (without ending it) after this many events, the priming
+    #: event included (0: right after the head); the rest waits in the session's log for a
+    #: resume (None: never)
     close_after_events: int | None = None

@@ -1,0 +1,34 @@
+"""The Python MCP SDK's client (``mcp``), as its README shows it: ``streamablehttp_client(url)``
+and a ``ClientSession`` that initializes, lists the tools and calls ``work``, once per call,
+with a progress callback. Each call's result text is handed on as it returns. The HTTP
+client's timeouts are the link's idle timeout (``timeout`` and ``sse_read_timeout``); a call
+itself has none (``read_timeout_seconds`` left out, as the README leaves it)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from datetime import timedelta
+
+from mcp import ClientSession
+from mcp.client.streamable_http import streamablehttp_client
+from mcp.types import TextContent
+
+
+async def call_tools(url: str, calls: int, steps: int, idle_timeout_s: float) -> AsyncIterator[str]:
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        """Asked for, so that progress comes before each result; nothing else is done."""
+
+    idle = timedelta(seconds=idle_timeout_s)
+    async with (
+        streamablehttp_client(url, timeout=idle, sse_read_timeout=idle) as (read, write, _),
+        ClientSession(read, write) as session,
+    ):
+        await session.initialize()
+        await session.list_tools()
+        for _ in range(calls):
+            result = await session.call_tool(
+                "work", {"steps": steps}, progress_callback=on_progress
+            )
+            if result.isError:
+                raise RuntimeError(f"the tool call failed: {result.content!r}")
+            yield "".join(c.text for c in result.content if isinstance(c, TextContent))
