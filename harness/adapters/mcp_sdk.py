@@ -1,16 +1,19 @@
-"""The Python MCP SDK's client (``mcp``), as its README shows it: ``streamablehttp_client(url)``
-and a ``ClientSession`` that initializes, lists the tools and calls ``work``, once per call,
-with a progress callback. Each call's result text is handed on as it returns. The HTTP
-client's timeouts are the link's idle timeout (``timeout`` and ``sse_read_timeout``); a call
-itself has none (``read_timeout_seconds`` left out, as the README leaves it)."""
+"""The Python MCP SDK's client (``mcp`` 1.x), as its README shows it:
+``streamable_http_client(url)`` (1.x's ``streamablehttp_client`` under its current name) and
+a ``ClientSession`` that initializes, lists the tools and calls ``work``, once per call, with a
+progress callback. Each call's result text is handed on as it returns. The HTTP client's
+timeout is the link's idle timeout (an ``httpx.AsyncClient`` of the SDK's own making, as
+``create_mcp_http_client`` makes it); a call itself has none (``read_timeout_seconds`` left
+out, as the README leaves it)."""
 
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
-from datetime import timedelta
 
+import httpx
 from mcp import ClientSession
-from mcp.client.streamable_http import streamablehttp_client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.types import TextContent
 
 
@@ -18,9 +21,10 @@ async def call_tools(url: str, calls: int, steps: int, idle_timeout_s: float) ->
     async def on_progress(progress: float, total: float | None, message: str | None) -> None:
         """Asked for, so that progress comes before each result; nothing else is done."""
 
-    idle = timedelta(seconds=idle_timeout_s)
+    http = create_mcp_http_client(timeout=httpx.Timeout(idle_timeout_s))
     async with (
-        streamablehttp_client(url, timeout=idle, sse_read_timeout=idle) as (read, write, _),
+        http,
+        streamable_http_client(url, http_client=http) as (read, write, _),
         ClientSession(read, write) as session,
     ):
         await session.initialize()

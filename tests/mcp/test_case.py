@@ -8,7 +8,7 @@ import pytest
 from harness.config.issues import ScenarioError
 from harness.evidence.timeline import Timeline
 from harness.judging.mcp import ClientOutcome, McpObservation, judge_session
-from harness.judging.results import CaseResult, Outcome
+from harness.judging.results import CaseResult, Grade, Outcome
 from harness.running.case import run_case
 from harness.scenario import expand, load_text
 from harness.scenario.model import SessionExpect
@@ -154,3 +154,23 @@ def test_what_a_session_expectation_refuses(text: str, key: str) -> None:
     with pytest.raises(ScenarioError) as caught:
         load_text(case_text(text), "mcp-test.yaml")
     assert [issue.key_path for issue in caught.value.issues] == [key]
+
+
+SDK = '    consumer: {function: "harness.adapters.mcp_sdk:call_tools"}\n'
+
+
+async def test_the_sdk_adapter_is_graded_strict_on_a_clean_session() -> None:
+    text = case_text("{outcome: answered}").replace("  expect:", SDK + "  expect:")
+    result = await run(text)
+    assert (result.outcome, result.grade) == (Outcome.PASS, Grade.STRICT), result.diagnosis
+
+
+async def test_the_sdk_adapter_that_waits_for_ever_is_killed_and_failed() -> None:
+    """python-sdk 1.x's call_tool waits for ever when the stream ends before any event."""
+    text = case_text("{outcome: error}", extra=", close_after_events: 0")
+    text = text.replace("  expect:", SDK + "  expect:").replace(
+        "deadline_ms: 5000", "deadline_ms: 3000"
+    )
+    result = await run(text)
+    assert (result.outcome, result.grade) == (Outcome.NO_VERDICT, Grade.FAILED)
+    assert result.diagnosis == "M1: the client hung: no outcome within the case deadline (3000 ms)"
