@@ -6,11 +6,14 @@ from __future__ import annotations
 import pytest
 
 from harness.config.issues import ScenarioError
+from harness.consumers.catalogue import by_name
 from harness.evidence.timeline import Timeline
 from harness.judging.mcp import ClientOutcome, McpObservation, judge_session
 from harness.judging.results import CaseResult, Grade, Outcome
+from harness.matrix.sampling import fits, unsupported
 from harness.running.case import run_case
-from harness.scenario import expand, load_text
+from harness.scenario import Case, Scenario, expand, load_text
+from harness.scenario.cases import StreamShape
 from harness.scenario.model import SessionExpect
 
 LINK = """
@@ -31,10 +34,18 @@ def case_text(expect: str, faults: str = "", version: str = "2025-11-25", extra:
     )
 
 
-async def run(text: str) -> CaseResult:
+def no_shape(_: Scenario) -> StreamShape:
+    raise AssertionError("an MCP session has no stream to measure")
+
+
+def one_case(text: str) -> Case:
     (scenario,) = load_text(text, "mcp-test.yaml")
-    (case,) = expand(scenario, lambda _: None)  # type: ignore[arg-type,return-value]
-    return await run_case(case)
+    (case,) = expand(scenario, no_shape)
+    return case
+
+
+async def run(text: str) -> CaseResult:
+    return await run_case(one_case(text))
 
 
 def checks(result: CaseResult) -> dict[str, bool | None]:
@@ -174,3 +185,35 @@ async def test_the_sdk_adapter_that_waits_for_ever_is_killed_and_failed() -> Non
     result = await run(text)
     assert (result.outcome, result.grade) == (Outcome.NO_VERDICT, Grade.FAILED)
     assert result.diagnosis == "M1: the client hung: no outcome within the case deadline (3000 ms)"
+
+
+@pytest.mark.parametrize(
+    ("change", "key"),
+    [
+        (("framing: sse", "framing: ndjson"), "link.framing"),
+        (
+            ("    payload: mcp\n", "    payload: mcp\n    producer: {upstream: '127.0.0.1:9'}\n"),
+            "link.producer",
+        ),
+        (
+            ("    payload: mcp\n", "    payload: mcp\n    consumer: {command: [cat]}\n"),
+            "link.consumer.command",
+        ),
+        (("    payload: mcp\n", "    payload: mcp\n    tls: true\n"), "link.tls"),
+        (("    session: {outcome: answered}", "    verdict: MESSAGE_COMPLETE"), "expect.session"),
+    ],
+)
+def test_what_an_mcp_link_refuses(change: tuple[str, str], key: str) -> None:
+    text = case_text("{outcome: answered}").replace(*change)
+    with pytest.raises(ScenarioError) as caught:
+        load_text(text, "mcp-test.yaml")
+    assert [issue.key_path for issue in caught.value.issues] == [key]
+
+
+def test_which_clients_run_which_sessions() -> None:
+    mcp, httpx = by_name("mcp-python"), by_name("httpx-sse")
+    assert mcp is not None and httpx is not None
+    plain = one_case(case_text("{outcome: answered}"))
+    placed = one_case(case_text("{outcome: answered}", KILL_CALL))
+    assert (fits(mcp, plain), fits(mcp, placed), fits(httpx, plain)) == (True, False, False)
+    assert unsupported(placed) == "places a fault by the reference client's connection numbers"
