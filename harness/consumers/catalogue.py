@@ -204,6 +204,12 @@ def hands_on_transport(function: str | None) -> bool:
     )
 
 
+def runs_sessions(function: str) -> bool:
+    """Whether ``function`` is an MCP client adapter of the table: it runs an MCP session
+    (payload mcp), not a stream."""
+    return any(a.function == function and a.payloads == MCP for a in ADAPTERS)
+
+
 def lacks(function: str | None) -> frozenset[str]:
     """What the adapter of ``function`` cannot give its library of what an expectation can
     need (``NEEDS``; ``docs/grades.md``): the settings it does not honour, and the payload's

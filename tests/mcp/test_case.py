@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from harness.cli.main import build_parser
+from harness.cli.scenario import targeted_cases
 from harness.config.issues import ScenarioError
 from harness.consumers.catalogue import by_name
 from harness.evidence.timeline import Timeline
@@ -217,3 +219,21 @@ def test_which_clients_run_which_sessions() -> None:
     placed = one_case(case_text("{outcome: answered}", KILL_CALL))
     assert (fits(mcp, plain), fits(mcp, placed), fits(httpx, plain)) == (True, False, False)
     assert unsupported(placed) == "places a fault by the reference client's connection numbers"
+
+
+@pytest.mark.parametrize(
+    ("options", "kept"),
+    [
+        ([], 21),
+        (["--consumer", "cat"], 0),  # a consumer program runs streams
+        (["--tls"], 0),
+        (["--consumer-function", "harness.adapters.mcp_sdk:call_tools"], 21),
+        (["--consumer-function", "harness.adapters.httpx_sse_client:consume"], 0),
+    ],
+)
+def test_which_sessions_the_command_line_retargets(options: list[str], kept: int) -> None:
+    args = build_parser().parse_args(["run", "scenarios/agent-mcp", *options])
+    cases = targeted_cases(args)
+    assert len(cases) == kept
+    function = options[1] if kept and options else None
+    assert {c.scenario.link.consumer.function for c in cases} <= {function}
