@@ -11,6 +11,10 @@ from the wire, the same for the reference client and for a real SDK's:
   call's response on the wire;
 - ``M3`` no tool twice: the server ran the tool at most once per call the client was asked for
   (a retry that runs it again is a violation, whatever the scenario expects);
+- ``M4`` a lost session is replaced once: after a 404 to a request of the session, the
+  client's next request is one ``initialize`` and the one after it the lost request again
+  (the spec's MUST; a client that gives up there instead breaks it); a retry that is lost too
+  may end the session;
 - ``I5`` every declared fault fired (as for every case);
 - ``expect``: the outcome (``answered`` or ``error``), the tool's executions, and for the
   reference client its error code and exactly the checker's findings on the wire (a
@@ -190,6 +194,7 @@ def judge_session(expect: SessionExpect, obs: McpObservation) -> tuple[Judgement
         Check("M1", True, _ended(obs.outcome)),
         _invented(obs.outcome, read),
         _twice(obs),
+        replaced_sessions(read),
         fidelity,
         _expectation(expect, obs, read),
     )
@@ -202,6 +207,30 @@ def judge_session(expect: SessionExpect, obs: McpObservation) -> tuple[Judgement
     expectation = checks[-1]
     outcome = Outcome.FAIL if expectation.ok is False else Outcome.PASS
     return Judgement(outcome, expectation.evidence, checks), read
+
+
+def replaced_sessions(read: SessionRead) -> Check:
+    """M4, from the order of the exchanges on the wire: a 404 to a request is followed by
+    ``initialize`` and the request again; a 404 to a GET (a stream) by ``initialize``."""
+    exchanges = [(e.status, e.requests[0].method if e.requests else None) for e in read.exchanges]
+    lost = 0
+    for index, (status, method) in enumerate(exchanges):
+        if status != 404 or method == "initialize":
+            continue
+        before = [m for _, m in exchanges[:index] if m is not None]
+        if method is not None and before and before[-1] == "initialize":
+            continue  # the retry in the new session was lost too: once is enough
+        lost += 1
+        after = [m for _, m in exchanges[index + 1 :] if m is not None]
+        wanted = ["initialize"] if method is None else ["initialize", method]
+        if after[: len(wanted)] != wanted:
+            what = "its stream (GET)" if method is None else method
+            shown = ", then ".join(after[: len(wanted)]) or "nothing"
+            text = f"after a 404 to {what} the client sent {shown}, not {', then '.join(wanted)}"
+            return Check("M4", False, text)
+    if not lost:
+        return Check("M4", True, "no session was lost")
+    return Check("M4", True, f"{lost} lost session(s), each replaced once")
 
 
 def _ended(outcome: ClientOutcome) -> str:

@@ -27,7 +27,7 @@ LINK = """
 
 
 def case_text(expect: str, faults: str = "", version: str = "2025-11-25", extra: str = "") -> str:
-    head = "- name: t\n  description: an MCP session\n  deadline_ms: 5000\n"
+    head = "- name: t\n  description: an MCP session\n  deadline_ms: 30000\n"
     return (
         head
         + LINK.format(version=version, extra=extra)
@@ -59,7 +59,14 @@ async def test_a_clean_session_passes(version: str) -> None:
     result = await run(case_text("{outcome: answered}", version=version, extra=", calls: 2"))
     assert result.outcome is Outcome.PASS, result.diagnosis
     assert result.diagnosis == "answered; findings none; 2 tool run(s)"
-    assert checks(result) == {"M1": True, "M2": True, "M3": True, "I5": True, "expect": True}
+    assert checks(result) == {
+        "M1": True,
+        "M2": True,
+        "M3": True,
+        "M4": True,
+        "I5": True,
+        "expect": True,
+    }
 
 
 KILL_CALL = "  faults:\n    - {kind: kill, connection: 4, at: {frame: 3}}\n"
@@ -182,7 +189,7 @@ async def test_the_sdk_adapter_that_waits_for_ever_is_killed_and_failed() -> Non
     """python-sdk 1.x's call_tool waits for ever when the stream ends before any event."""
     text = case_text("{outcome: error}", extra=", close_after_events: 0")
     text = text.replace("  expect:", SDK + "  expect:").replace(
-        "deadline_ms: 5000", "deadline_ms: 3000"
+        "deadline_ms: 30000", "deadline_ms: 3000"
     )
     result = await run(text)
     assert (result.outcome, result.grade) == (Outcome.NO_VERDICT, Grade.FAILED)
@@ -237,3 +244,11 @@ def test_which_sessions_the_command_line_retargets(options: list[str], kept: int
     assert len(cases) == kept
     function = options[1] if kept and options else None
     assert {c.scenario.link.consumer.function for c in cases} <= {function}
+
+
+async def test_the_sdk_adapter_does_not_replace_a_lost_session() -> None:
+    """python-sdk 1.x raises on a 404 instead of starting a new session (M4)."""
+    text = case_text("{outcome: error, executions: 0}", extra=", server_mode: forget-session")
+    result = await run(text.replace("  expect:", SDK + "  expect:"))
+    assert (result.outcome, result.grade) == (Outcome.VIOLATION, Grade.FAILED), result.diagnosis
+    assert result.diagnosis.startswith("M4: after a 404 to ")
