@@ -24,6 +24,7 @@ from harness.cli.shards import ShardInputError, add_run_arguments, select_shard
 from harness.cli.types import bounded_float, bounded_int, readable_file, upstream
 from harness.config.issues import ScenarioError
 from harness.config.limits import MAX_DURATION_MS, MAX_SEED, STARTUP_MS
+from harness.consumers.catalogue import runs_sessions
 from harness.errors import FieldError
 from harness.scenario.model import RequestConfig, TokensConfig
 from harness.scenario.selection import SelectionError
@@ -233,6 +234,19 @@ def _fits(case: Case, args: argparse.Namespace) -> bool:
     )
 
 
+def _session_fits(case: Case, args: argparse.Namespace) -> bool:
+    """An MCP session (payload mcp) runs tearline's MCP server and its own client: it takes
+    no consumer program, upstream, TLS or request of the command line, and a
+    ``--consumer-function`` only when that is an MCP client adapter (which runs no stream)."""
+    session = case.scenario.link.payload == "mcp"
+    function = getattr(args, "consumer_function", None)
+    if function is not None:
+        return session == runs_sessions(function)
+    stream_only = [getattr(args, key, None) for key in ("consumer", "upstream", "upstream_ca")]
+    stream_only += [getattr(args, "tls", False), request_of_args(args)]
+    return not session or not any(stream_only)
+
+
 def _fail(message: str) -> int:
     print(message, file=sys.stderr)
     return EXIT_BAD_INPUT
@@ -316,6 +330,7 @@ def targeted_cases(args: argparse.Namespace, cases: Sequence[Case] | None = None
     cases = [case for case in cases if _fits(case, args)]
     consumer, upstream = getattr(args, "consumer", None), getattr(args, "upstream", None)
     function = getattr(args, "consumer_function", None)
+    cases = [case for case in cases if _session_fits(case, args)]
     if consumer is not None and function is not None:
         raise SelectionError("give --consumer or --consumer-function, not both")
     if function is not None:

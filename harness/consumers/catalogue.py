@@ -29,7 +29,8 @@ class Adapter:
     #: the import names of those distributions
     modules: tuple[str, ...]
     framings: tuple[str, ...]
-    #: payloads it can carry (None: any)
+    #: payloads it can carry (None: any stream's; an MCP session, payload mcp, only when
+    #: named: its adapters run a session, not a stream)
     payloads: tuple[str, ...] | None = ANY
     #: token profiles it needs (None: any; only for payload tokens)
     profiles: tuple[str, ...] | None = ANY
@@ -61,9 +62,19 @@ def _ref(module: str, function: str = "consume") -> str:
     return f"{PACKAGE}.{module}:{function}"
 
 
-SSE, TOKENS = ("sse",), ("tokens",)
+SSE, TOKENS, MCP = ("sse",), ("tokens",), ("mcp",)
 
 ADAPTERS: tuple[Adapter, ...] = (
+    Adapter(
+        "mcp-python",
+        _ref("mcp_sdk", "call_tools"),
+        ("mcp",),
+        ("mcp",),
+        SSE,
+        MCP,
+        how="streamablehttp_client(url) + ClientSession.call_tool(progress_callback=...)",
+        honours=READ_TIMEOUT,
+    ),
     Adapter(
         "openai",
         _ref("openai_sdk"),
@@ -191,6 +202,12 @@ def hands_on_transport(function: str | None) -> bool:
     return function is not None and any(
         a.function == function and a.payloads is ANY for a in ADAPTERS
     )
+
+
+def runs_sessions(function: str) -> bool:
+    """Whether ``function`` is an MCP client adapter of the table: it runs an MCP session
+    (payload mcp), not a stream."""
+    return any(a.function == function and a.payloads == MCP for a in ADAPTERS)
 
 
 def lacks(function: str | None) -> frozenset[str]:

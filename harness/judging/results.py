@@ -136,6 +136,9 @@ def expected_label(expect: Expect) -> str:
 
 def expectation_text(expect: Expect) -> str:
     """An expectation in one line, as the reports show it: ``X, complete=False``."""
+    if expect.session is not None:  # an MCP session's
+        session = expect.session
+        return f"session {session.error or session.outcome}"
     parts = [expected_label(expect)]
     if expect.complete is not None:
         parts.append(f"complete={expect.complete}")

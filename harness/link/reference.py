@@ -17,6 +17,7 @@ from harness.link.prepared import PreparedLink, prepare
 from harness.scenario.model import (
     EnvelopeConfig,
     Link,
+    McpConfig,
     MessagesConfig,
     RequestConfig,
     Scenario,
@@ -91,6 +92,9 @@ def route_of(link: Link) -> Route | None:
 def link_spec(link: Link) -> LinkSpec:
     """The reference link for a scenario's ``link`` section."""
     config = link.payload_config
+    if isinstance(config, McpConfig):  # its streams are the session's (harness/running/mcp_case)
+        message = "an MCP session has no reference stream of its own (nor a 'to: end')"
+        raise FieldError(message, path=("payload",))
     base = LinkSpec(framing=link.framing, payload=link.payload, options=framing_options(link))
     if isinstance(config, MessagesConfig):
         spec = messages.MessagesSpec(config.message_count, config.message_bytes, config.texts)

@@ -26,6 +26,10 @@ def unsupported(case: Case) -> str:
         return "pauses the consumer mid-stream (seed 000 checkpoint), which a client cannot"
     if link.consumer.unframed:
         return "declares the link unframed, which a client cannot be told"
+    if link.payload == "mcp" and any(f.connection != 0 for f in case.scenario.faults):
+        # the connections are the client's own: a real SDK opens a GET stream of its own
+        # beside the reference client's exchanges, at a moment of its choosing
+        return "places a fault by the reference client's connection numbers"
     return ""
 
 
@@ -34,6 +38,8 @@ def fits(adapter: Adapter, case: Case) -> bool:
     if link.framing not in adapter.framings:
         return False
     if adapter.payloads is not None and link.payload not in adapter.payloads:
+        return False
+    if adapter.payloads is None and link.payload == "mcp":
         return False
     config = link.payload_config
     profile = config.profile if isinstance(config, TokensConfig) else None

@@ -28,17 +28,20 @@ import trio
 from harness.config.limits import STARTUP_MS
 from harness.evidence.timeline import Timeline
 from harness.faults.config import Fault
+from harness.judging.mcp import ClientOutcome
 from harness.link.case_wire import live_locators
 from harness.link.live import LinkTraits
 from harness.link.reference import ReferenceLink
 from harness.proxy.server import ConnectionStore, LocatorFactory, Proxy, ProxyConfig
 from harness.proxy.tlsio import ProxyTls
 from harness.running.external import ProgramOutput, run_external_consumer
+from harness.running.mcp_clients import MCP_TRAITS, run_mcp_client
 from harness.running.replay import ReplayProducer
 from harness.running.tls import ca_file, consumer_tls, producer_tls, proxy_tls
-from harness.scenario.model import Link, split_upstream
+from harness.scenario.model import Link, McpConfig, split_upstream
 from reference_impl.defaults import LOOPBACK
 from reference_impl.peers.consumer import run_consumer
+from reference_impl.peers.mcp_server import McpHttpServer
 from reference_impl.peers.producer import Producer
 from reference_impl.report import ConsumerReport
 
@@ -229,3 +232,46 @@ async def run_link(
     errors = () if proxy is None else tuple(dict.fromkeys(proxy.errors))
     started = start.startup_s
     return Ran(consumed, errors, cut and started is not None, started, cut and started is None)
+
+
+@dataclass(slots=True)
+class McpRan:
+    """One run of an MCP session: what the client said (None: nothing before the deadline,
+    ``problem`` says why), and the reference server, which counted the tool's runs."""
+
+    server: McpHttpServer
+    outcome: ClientOutcome | None = None
+    problem: str = ""
+    proxy_errors: tuple[str, ...] = ()
+
+
+async def run_mcp_link(
+    link: Link, server: McpHttpServer, wiring: Wiring, deadline_ms: float
+) -> McpRan:
+    """The MCP session of a link (payload mcp): tearline's server, the fault proxy in front
+    of it on live SSE streams, and the client (tearline's, or a client adapter in a process of
+    its own, killed at the deadline: a client that hangs is a finding, not a hung run)."""
+    ran = McpRan(server)
+    config = link.payload_config
+    assert isinstance(config, McpConfig)
+    proxy: Proxy | None = None
+    with trio.move_on_after(deadline_ms / 1000) as deadline:
+        async with trio.open_nursery() as nursery:
+            port = await nursery.start(server.serve, LOOPBACK, 0)
+            proxy = fault_proxy(
+                (LOOPBACK, port),
+                wiring.faults,
+                traits=MCP_TRAITS,
+                seed=wiring.seed,
+                locators=wiring.locators,
+                timeline=wiring.timeline,
+            )
+            proxy_port = await nursery.start(proxy.serve, LOOPBACK, 0)
+            ran.outcome, ran.problem = await run_mcp_client(link, config, proxy_port)
+            with trio.move_on_after(SETTLE_S):
+                await proxy.wait_idle()
+            nursery.cancel_scope.cancel()
+    if deadline.cancelled_caught and ran.outcome is None and not ran.problem:
+        ran.problem = f"no outcome within the case deadline ({deadline_ms:g} ms)"
+    ran.proxy_errors = () if proxy is None else tuple(dict.fromkeys(proxy.errors))
+    return ran

@@ -68,6 +68,10 @@ async def run_case(
 ) -> CaseResult:
     """Run and judge one case; never raises for anything the case does. ``startup_ms`` bounds
     the consumer's start-up, which its deadline does not count (``assembly.py``)."""
+    if case.scenario.link.payload == "mcp":  # a session, judged from the wire as one
+        from harness.running.mcp_case import run_mcp_case  # noqa: PLC0415 - it imports this
+
+        return await run_mcp_case(case, seed)
     started = time.monotonic()
     scenario, seed = case.scenario, case.seed if seed is None else seed
     link = scenario.link

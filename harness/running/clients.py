@@ -22,6 +22,8 @@ from harness.workers.invoke import prewarm
 from harness.workers.pool import close_default_pool
 
 Progress = Callable[[CaseResult], None]
+#: MCP sessions of a client adapter run at once, at most
+MCP_IN_FLIGHT = 2
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,9 +65,16 @@ def run_adapter(
 ) -> Row:
     """Run ``cases`` (already fitted) against one adapter; its matrix row."""
     started = time.monotonic()
-    if run.jobs <= 1 and cases:  # the cases run in this process: start its workers first
+    # the cases run in this process: start its workers first (an MCP client adapter runs in
+    # a process of its own per case, harness/running/mcp_clients.py: none to warm)
+    if run.jobs <= 1 and cases and adapter.payloads != ("mcp",):
         trio.run(prewarm, adapter.function, min(run.in_flight, len(cases)))
-    settings = RunSettings(run.jobs, run.in_flight, None, run.deadline_ms)
+    in_flight = run.in_flight
+    if adapter.payloads == ("mcp",):
+        # each case starts a process that imports the SDK (most of a second of CPU): more than
+        # two at once on a small machine eat the cases' deadlines before a byte is sent
+        in_flight = min(in_flight, MCP_IN_FLIGHT)
+    settings = RunSettings(run.jobs, in_flight, None, run.deadline_ms)
     try:
         results = run_all(cases, settings, progress=progress)
     finally:

@@ -35,6 +35,9 @@ from reference_impl import defaults
 from reference_impl.errors import ErrorCode
 from reference_impl.framing import FramingName
 from reference_impl.framing.request import parse_header
+from reference_impl.mcp.checker import Violation
+from reference_impl.mcp.errors import McpErrorCode
+from reference_impl.mcp.settings import SERVER_MODES, SPEC_VERSIONS
 from reference_impl.payload import PAYLOAD_NAMES, PayloadName
 
 #: Verdicts of the seed guards and of a verified envelope, spelled as the seeds spell them.
@@ -193,6 +196,45 @@ class TokensConfig:
         if self.stop_reason != "stop" and self.profile != "ollama":
             message = "only the ollama profile writes a stop reason (done_reason)"
             raise FieldError(message, path=("stop_reason",))
+
+
+#: a spec version of MCP's Streamable HTTP transport
+McpVersion = Annotated[str, OneOf(SPEC_VERSIONS, what="MCP spec version")]
+McpServerMode = Annotated[str, OneOf(SERVER_MODES, what="server mode")]
+McpFinding = Annotated[
+    str, OneOf(tuple(v for v in Violation if v is not Violation.NO_ANSWER), what="session finding")
+]
+McpError = Annotated[str, OneOf(tuple(McpErrorCode), what="MCP error code")]
+#: the most tool calls one MCP session makes
+MAX_MCP_CALLS = 20
+#: the most progress notifications before one call's response
+MAX_MCP_STEPS = 100
+
+
+@dataclass(frozen=True, slots=True)
+class McpConfig:
+    """Payload ``mcp``: the link is an MCP session over Streamable HTTP between the reference
+    server and the client (docs/mcp.md): initialize, the initialized notification,
+    ``tools/list``, then ``calls`` tool calls, each answered after ``steps`` progress
+    notifications. Every exchange is a connection of its own (initialize is connection 1)."""
+
+    #: the spec version the reference server speaks (the client speaks what it answers)
+    version: McpVersion = "2025-11-25"
+    #: tool calls the client makes, one after the other
+    calls: Annotated[int, Ge(1), Le(MAX_MCP_CALLS)] = 1
+    #: progress notifications before each call's response
+    steps: Annotated[int, Ge(0), Le(MAX_MCP_STEPS)] = 3
+    #: how the server answers a request: an SSE stream, or JSON when nothing comes first
+    answer: Literal["sse", "json"] = "sse"
+    #: how the reference server misbehaves on purpose (``correct``: it does not)
+    server_mode: McpServerMode = "correct"
+    #: the server closes each tool call's stream after this many events (the priming event
+    #: included; 0: right after the head) and keeps the rest for a resume (None: never)
+    close_after_events: Annotated[int, Ge(0), Le(MAX_COUNT)] | None = None
+    #: the ``retry`` of the priming event (2025-11-25), in milliseconds
+    retry_ms: Annotated[int, Ge(0), Le(MAX_DURATION_MS)] = 100
+    #: the server's pause between two events of a stream, in milliseconds
+    event_delay_ms: Annotated[float, Ge(0), Le(MAX_DURATION_MS)] = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -378,6 +420,8 @@ class Link:
     envelope: EnvelopeConfig | None = None
     #: settings of payload tokens (only with payload: tokens)
     tokens: TokensConfig | None = None
+    #: settings of payload mcp (only with payload: mcp)
+    mcp: McpConfig | None = None
     framing_options: FramingConfig = FramingConfig()
     #: what the consumer sends (default: the framing's plain request for the path)
     request: RequestConfig = RequestConfig()
@@ -397,6 +441,7 @@ class Link:
                 f"(Last-Event-ID); use restart with {self.framing}",
                 path=("producer", "mode"),
             )
+        self._check_mcp()
         self._check_ndjson_texts()
         self._check_messages()
         self._check_fragments()
@@ -407,6 +452,25 @@ class Link:
                     f"only for payload {name} (this link's payload is {self.payload})",
                     path=(name,),
                 )
+
+    def _check_mcp(self) -> None:
+        """An MCP session runs over SSE between tearline's server and a client that reports
+        its calls: the reference client, or a client adapter (a function)."""
+        if self.payload != "mcp":
+            return
+        if self.framing != "sse":
+            raise FieldError("an MCP session runs over framing sse", path=("framing",))
+        if self.producer.external or self.producer.serves is not None:
+            message = "an MCP session's server is tearline's (mcp.server_mode says how it acts)"
+            raise FieldError(message, path=("producer",))
+        if self.consumer.command is not None:
+            message = "an MCP session's client is the reference one or a function"
+            raise FieldError(message, path=("consumer", "command"))
+        if self.tls or self.request != RequestConfig():
+            key = "tls" if self.tls else "request"
+            raise FieldError(
+                "not with payload mcp (the client makes its own requests)", path=(key,)
+            )
 
     def _check_messages(self) -> None:
         """The stream's messages, an envelope's header and trailer and a token stream's
@@ -473,12 +537,14 @@ class Link:
                 )
 
     @property
-    def payload_config(self) -> MessagesConfig | EnvelopeConfig | TokensConfig:
+    def payload_config(self) -> MessagesConfig | EnvelopeConfig | TokensConfig | McpConfig:
         """The settings of this link's payload, defaults filled in when none were given."""
         if self.payload == "messages":
             return self.messages or MessagesConfig()
         if self.payload == "envelope":
             return self.envelope or EnvelopeConfig()
+        if self.payload == "mcp":
+            return self.mcp or McpConfig()
         return self.tokens or TokensConfig()
 
 
@@ -486,6 +552,7 @@ class Link:
 #: rounded up), for bounds that must hold before the stream is made
 ENVELOPE_RECORD_BYTES = 100
 TOKEN_BYTES = 64
+MCP_MESSAGE_BYTES = 200
 
 
 #: messages a token stream makes besides its tokens, at most (the anthropic profile's events)
@@ -501,6 +568,8 @@ def payload_messages(link: Link) -> int:
         return config.message_count
     if isinstance(config, EnvelopeConfig):
         return -(-config.records // config.chunk_records) + 2
+    if isinstance(config, McpConfig):  # each call's progress and response, and the set-up's
+        return config.calls * (config.steps + 1) + 2
     return config.count + TOKEN_SIGNALS
 
 
@@ -511,6 +580,8 @@ def payload_size(link: Link) -> int:
         return config.payload_bytes
     if isinstance(config, EnvelopeConfig):
         return config.records * ENVELOPE_RECORD_BYTES
+    if isinstance(config, McpConfig):
+        return payload_messages(link) * MCP_MESSAGE_BYTES
     return config.count * TOKEN_BYTES
 
 
@@ -550,6 +621,29 @@ class Grading:
 
 
 @dataclass(frozen=True, slots=True)
+class SessionExpect:
+    """What an MCP session (payload mcp) must end with; the session's invariants are judged
+    from the wire whatever it says (docs/mcp.md)."""
+
+    #: ``answered``: every tool call returned its result; ``error``: the client ended with an
+    #: error it raised or reported (never a hang)
+    outcome: Literal["answered", "error"] = "answered"
+    #: with outcome error, the reference client's error code (a client adapter's errors are
+    #: its library's, and not compared)
+    error: McpError | None = None
+    #: exactly what the session checker must find on the wire with the reference client (a
+    #: misbehaving server's replay: DUPLICATE_EVENT, GAP, FOREIGN_EVENT, DUPLICATE_RESPONSE),
+    #: in order
+    findings: tuple[McpFinding, ...] = ()
+    #: how many times the server ran the tool (default: once per call, never twice)
+    executions: Count | None = None
+
+    def __post_init__(self) -> None:
+        if self.error is not None and self.outcome != "error":
+            raise FieldError("only with outcome error", path=("error",))
+
+
+@dataclass(frozen=True, slots=True)
 class Expect:
     """What the consumer must end with; at least one key is required."""
 
@@ -563,11 +657,16 @@ class Expect:
     accepted_messages: Count | CountRange | None = None
     #: how a consumer other than the reference one is held to each key (docs/grades.md)
     grading: Grading = Grading()
+    #: what an MCP session must end with (only with payload mcp, and then alone)
+    session: SessionExpect | None = None
 
     def __post_init__(self) -> None:
         if self.verdict is not None and self.any_of is not None:
             raise FieldError("give either verdict or any_of, not both", path=("any_of",))
-        if (self.verdict, self.any_of, self.complete, self.accepted_messages) == (None,) * 4:
+        stream_keys = (self.verdict, self.any_of, self.complete, self.accepted_messages)
+        if self.session is not None and stream_keys != (None,) * 4:
+            raise FieldError("session goes alone: an MCP session has no verdict of a stream")
+        if stream_keys == (None,) * 4 and self.session is None:
             raise FieldError("give at least one of verdict, any_of, complete, accepted_messages")
 
 
@@ -652,6 +751,10 @@ class Scenario:
     origin: Origin | None = field(default=None, metadata=INTERNAL)
 
     def __post_init__(self) -> None:
+        mcp = self.link.payload == "mcp"
+        if mcp != (self.expect.session is not None):
+            message = "payload mcp is judged by expect.session, and only it is"
+            raise FieldError(message, path=("expect", "session" if mcp else "verdict"))
         for index, fault in enumerate(self.faults):
             problem = heartbeat_problem(getattr(fault, "heartbeat", None), self.link.framing)
             if problem is not None:

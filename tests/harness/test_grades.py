@@ -232,6 +232,7 @@ def test_what_each_adapter_lacks() -> None:
     framed = frozenset({"idle_timeout", "incomplete_message_timeout", "payload"})
     sdk = frozenset({"incomplete_message_timeout", "max_message_bytes"})
     assert lacked == {
+        "mcp-python": sdk,
         "openai": sdk,
         "openai-async": sdk,
         "anthropic": sdk,

@@ -84,6 +84,8 @@ def library_selection() -> dict[str, tuple[Case, ...]]:
         key = (scenario.origin.file if scenario.origin else "", scenario.name)
         if key in seen or is_timed(scenario) or scenario.exclusive:
             continue
+        if scenario.link.payload == "mcp":  # an MCP session takes no TLS (docs/mcp.md)
+            continue
         seen.add(key)
         by_framing[scenario.link.framing].append(case)
     return {
