@@ -31,6 +31,8 @@ DEFAULT_DEADLINE_S = 10.0
 #: the function is stopped this long before an enclosing deadline, so that the case records
 #: why (a hung function) instead of being cancelled with it
 MARGIN_S = 0.05
+#: how long a hung function's worker is given to die once killed
+REAP_S = 5.0
 
 #: a worker taken by ``warm_python_consumer`` for the same task's next call
 _WARMED: ContextVar[Worker | None] = ContextVar("tearline_warmed_worker", default=None)
@@ -113,7 +115,10 @@ async def run_python_consumer(
         raise
     if scope.cancelled_caught:
         tail = worker.output_tail()
-        await pool.discard(worker)
+        # Shielded, so that the case's own deadline (MARGIN_S later, sooner than a loaded
+        # machine reaps a process) cannot turn the hung function's diagnosis into a bare one.
+        with trio.CancelScope(deadline=trio.current_time() + REAP_S, shield=True):
+            await pool.discard(worker)
         said = f"; output: {tail!r}" if tail else ""
         return None, (
             f"consumer function {ref} did not return within {budget * 1000:.0f} ms of its "
