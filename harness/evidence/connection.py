@@ -10,7 +10,9 @@ what the consumer accepted with ``sent``; I2 asks whether ``delivered_end`` came
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from reference_impl.ledger import Past
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,11 +20,18 @@ class WireConnection:
     """One connection's producer stream as the proxy saw it."""
 
     number: int
-    #: sha256 of each message the producer sent, in order, decoded before any fault
+    #: sha256 of each message the producer sent, in order, decoded before any fault (the
+    #: first ``ledger.WINDOW``; the rest in ``sent_past``)
     sent: tuple[str, ...] = ()
     #: the messages a complete result must include (not those that only prove the end, like
-    #: ``[DONE]``, nor a token stream's scaffolding, like a ``ping``)
+    #: ``[DONE]``, nor a token stream's scaffolding, like a ``ping``), of those in ``sent``
     carrying: tuple[str, ...] = ()
+    #: the messages the producer sent past ``sent``: a count and running hashes
+    sent_past: Past = field(default_factory=Past)
+    #: how many messages carry the result, past the window too (None: ``len(carrying)``),
+    #: and how many leading messages of the stream hold them all
+    carrying_count: int | None = None
+    carrying_through: int = 0
     #: the producer reached its own end: the framing's end, its payload's completion proof,
     #: or a clean close where the framing has no end of its own
     producer_end: bool = False

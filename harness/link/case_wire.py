@@ -141,9 +141,12 @@ class CaseWire:
             number=number,
             sent=tuple(source.digests),
             carrying=source.carrying,
+            sent_past=source.ledger.past,
+            carrying_count=source.carrying_count,
+            carrying_through=source.carrying_through,
             producer_end=source.reached_end,
             delivered_end=delivered.reached_end,
-            delivered=len(delivered.digests),
+            delivered=delivered.ledger.count,
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
             payload_changed=_payload_changes(source, delivered) if rewritten else (),
             payload_added=_payload_added(source, delivered) if added else (),
@@ -179,7 +182,7 @@ def _payload_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[s
     """The same changes where the payload's own checks refused the stream they made (a
     record's byte is caught only by the trailer's checksum, later): only a consumer that runs
     those checks can tell them from what was sent. Empty when the payload accepted it all."""
-    if delivered.payload_accepted >= len(delivered.digests):
+    if delivered.payload_accepted >= delivered.ledger.count:
         return ()
     return tuple(p for _, p in _changed_at(source, delivered))
 

@@ -38,6 +38,7 @@ from reference_impl.errors import CodecError
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing import FramingOptions, layout, make_monitor
 from reference_impl.framing.base import ClientCodec
+from reference_impl.ledger import WINDOW, Ledger
 from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.payload.registry import payload as payload_kind
 from reference_impl.payload.sides import Ending, PayloadSide
@@ -151,11 +152,14 @@ class LiveStream:
         self.ends: list[int | None] = []  # where each frame's bytes end; None: not yet known
         self.inexact = 0  # frames from this one on (1-based) have no exact bounds
         self._exact_left = MAX_EXACT_BYTES
-        self.sizes: list[int] = []  # payload bytes of each message
-        self.digests: list[str] = []  # the messages the source sent, in order
+        self.sizes: list[int] = []  # payload bytes of each message in the ledger's window
+        #: the messages the source sent, in order: the first as digests, the rest tallied
+        self.ledger = Ledger(recent=True)
         self.previews: dict[str, str] = {}
         self.content = 0  # how many leading messages carry the result
         self._token_frames: list[int] = []  # on a token stream: the messages with a token
+        self._tokens_count = 0  # of them, past the window too
+        self._tokens_through = 0  # the index after the last of them
         self.stream_end: StreamEnd | None = None
         self.error: CodecError | None = None  # the source does not speak the framing
         self.eof: str | None = None  # "eof" or "rst": how the source ended, once it did
@@ -289,8 +293,9 @@ class LiveStream:
 
     def _message(self, message: Message, at: int, exact: bool) -> None:
         digest = hashlib.sha256(message.data).hexdigest()
-        self.digests.append(digest)
-        self.sizes.append(len(message.data))
+        self.ledger.add(digest)
+        if len(self.sizes) < WINDOW:
+            self.sizes.append(len(message.data))
         if len(self.previews) < MAX_PREVIEWS:
             self.previews.setdefault(digest, preview(message.data))
         self.ends.append(None)
@@ -308,13 +313,15 @@ class LiveStream:
         try:
             self._side.feed(message)
         except CodecError:
-            self._refused_at = len(self.digests) - 1  # this message broke the payload's rules
+            self._refused_at = self.ledger.count - 1  # this message broke the payload's rules
             return
         if self.traits.payload != "tokens":
-            self.content = len(self.digests)
+            self.content = self.ledger.count
         elif self._tokens() != before:
-            self.content = len(self.digests)
-            self._token_frames.append(len(self.digests) - 1)
+            self.content = self._tokens_through = self.ledger.count
+            self._tokens_count += 1
+            if self.ledger.count <= WINDOW:
+                self._token_frames.append(self.ledger.count - 1)
 
     def _tokens(self) -> int:
         tracker = getattr(self._side, "tracker", None)
@@ -401,18 +408,33 @@ class LiveStream:
         return not self.traits.has_end and self.eof == "eof" and self.error is None
 
     @property
+    def digests(self) -> list[str]:
+        """The digests of the messages in the ledger's window (the first ``WINDOW``)."""
+        return self.ledger.window
+
+    @property
     def carrying(self) -> tuple[str, ...]:
-        """The messages that carry the result: every one up to ``content``, but on a token
-        stream only those with a token (a client may keep a ``ping`` or a ``message_start``
-        to itself; the result is the tokens)."""
+        """The messages that carry the result, of those in the window: every one up to
+        ``content``, but on a token stream only those with a token (a client may keep a
+        ``ping`` or a ``message_start`` to itself; the result is the tokens)."""
         if self.traits.payload == "tokens":
             return tuple(self.digests[i] for i in self._token_frames)
         return tuple(self.digests[: self.content])
 
     @property
+    def carrying_count(self) -> int:
+        """How many messages carry the result, past the window too."""
+        return self._tokens_count if self.traits.payload == "tokens" else self.content
+
+    @property
+    def carrying_through(self) -> int:
+        """How many leading messages hold every one that carries the result."""
+        return self._tokens_through if self.traits.payload == "tokens" else self.content
+
+    @property
     def payload_accepted(self) -> int:
         """Leading messages the payload's own checks accept (all of them: no payload)."""
-        return len(self.digests) if self._refused_at is None else self._refused_at
+        return self.ledger.count if self._refused_at is None else self._refused_at
 
     def _payload_complete(self) -> bool:
         if self._side is None or self._refused_at is not None:

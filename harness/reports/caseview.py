@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from harness.evidence.timeline import FaultRecord
 from harness.judging.results import CaseResult, Check, replay_command
 from harness.reports.summary import fault_family, is_failing, observed_label
+from reference_impl.report import accepted_total
 
 MAX_FAULT_ROWS = 50
 END_WORDS = {"rst": "RST", "peer-rst": "RST from the producer", "fin": "FIN", "eof": "FIN"}
@@ -47,7 +48,7 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
     """(label, value, class) of each fact shown; the observed verdict marked when failing.
     The pcap link is not a fact here: each renderer links it its own way."""
     report = result.report
-    accepted = f"{len(report.accepted)} messages in {report.reads} reads" if report else ""
+    accepted = f"{accepted_total(report)} messages in {report.reads} reads" if report else ""
     rows = [
         ("expected", result.expected or "-", ""),
         ("observed", observed_label(result), "ko" if is_failing(result) else ""),
