@@ -55,6 +55,9 @@ class WireConnection:
     #: the producer's stream broke its framing before its first message (a foreign producer
     #: that does not speak the declared framing: an HTML error page where SSE was declared)
     setup_problem: str = ""
+    #: a message went past the largest the proxy decodes (the link's limit): what the
+    #: producer sent after it is not known (``LiveStream.over_limit``)
+    over_limit: str = ""
     #: that problem is the service answering the request with an error status (404, 405):
     #: it speaks the framing, and refused what the consumer asked for
     refused: bool = False

@@ -187,6 +187,8 @@ def _connection_integrity(
     past = Past() if tallied is None else Past(tallied.count, tallied.chain)
     found = _subsequence_problems(accepted, sent, obs.preview)
     got, had = len(accepted) + past.count, len(sent) + sent_past.count
+    if on_wire is not None and on_wire.over_limit and (found or got > had):
+        return [], on_wire.over_limit  # what the consumer took past it was never decoded
     if got > had:
         more = f"accepted {got} messages, the producer sent {had}"
         return found or [more], ""

@@ -151,6 +151,7 @@ class CaseWire:
             payload_changed=_payload_changes(source, delivered) if rewritten else (),
             payload_added=_payload_added(source, delivered) if added else (),
             setup_problem=setup_problem(source),
+            over_limit=source.over_limit,
             refused=source.error is not None and source.error.code == ErrorCode.HTTP_STATUS,
         )
 

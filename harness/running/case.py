@@ -133,6 +133,8 @@ def _setup_problems(connections: Sequence[WireConnection], framing: str) -> str:
     for conn in connections:
         if conn.refused:
             return f"upstream refused the request (connection {conn.number}): {conn.setup_problem}"
+        if conn.over_limit:
+            return f"connection {conn.number}: {conn.over_limit}"
         if conn.setup_problem:
             return (
                 f"upstream does not speak {framing} (connection {conn.number}): "

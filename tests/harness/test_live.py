@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 
 from harness.errors import PositionError
 from harness.faults.position import Position
-from harness.link.live import EVERY_FRAME, MAX_EXACT_BYTES, LinkTraits, LiveStream
+from harness.link.live import (
+    EVERY_FRAME,
+    MAX_EXACT_BYTES,
+    MIN_MONITOR_BYTES,
+    LinkTraits,
+    LiveStream,
+)
 from harness.link.prepared import PreparedLink, prepare
 from reference_impl.framing import FramingOptions
 from reference_impl.link.spec import LinkSpec
@@ -273,3 +279,27 @@ def test_no_frame_comes_after_the_framings_own_end_though_the_connection_stays_o
     stream.observe(wire[-5:])  # b"0\r\n\r\n"
     with pytest.raises(PositionError, match="the stream had 3 frames, not 30"):
         stream.frame_span(30)
+
+
+@pytest.mark.parametrize("framing", ["sse", "ndjson", "length-prefixed", "websocket"])
+def test_a_message_over_the_limit_stops_decoding_and_says_so(framing: str) -> None:
+    """A peer's endless message costs at most the decoders' limit: past it the stream is no
+    longer decoded, memory stays flat, and ``over_limit`` names the size and the limit."""
+    limit = MIN_MONITOR_BYTES
+    heads = {
+        "sse": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
+        "ndjson": b"",
+        "length-prefixed": (limit + 10).to_bytes(4, "big"),
+        "websocket": b"HTTP/1.1 101 Switching Protocols\r\n\r\n\x82\x7f"
+        + (limit + 10).to_bytes(8, "big"),
+    }
+    stream = LiveStream(LinkTraits(framing, payload="messages"))
+    stream.observe(heads[framing])
+    piece = b"x" * (1 << 20)
+    for _ in range(20):  # 20 MiB of one message, more than the 16 MiB limit
+        stream.observe(piece)
+    assert stream.error is not None and stream.over_limit.startswith(
+        f"the service sent a message of more than {limit} bytes after 0 messages; the link's "
+        "limit is 16 MiB ("
+    )
+    assert stream.codec is not None and stream.codec.partial() == b""  # nothing of it held

@@ -252,4 +252,8 @@ def test_the_live_stream_and_the_reference_consumer_keep_a_window_and_a_tally(
     )
     obs = Observation(report, Timeline(), wire=(connection,), producer_max_held=3)
     judgement = judge(Expect(complete=report.complete, accepted_messages=30), obs)
-    assert (judgement.outcome, report.verdict, report.complete) == (Outcome.PASS, "MESSAGE_COMPLETE", False)
+    assert (judgement.outcome, report.verdict, report.complete) == (
+        Outcome.PASS,
+        "MESSAGE_COMPLETE",
+        False,
+    )
