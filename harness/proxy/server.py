@@ -30,6 +30,7 @@ from harness.evidence.timeline import HowEnded, Timeline
 from harness.faults.config import Fault
 from harness.faults.items import Direction
 from harness.faults.stage import LinkShape, Locator, Stage, StageContext
+from harness.link.case_wire import setup_problem
 from harness.link.live import LinkTraits, LiveStream
 from harness.link.locator import placement_problem
 from harness.proxy.direction import Connection, Leg, Watcher
@@ -380,7 +381,22 @@ class Proxy:
             watcher=_as_watcher(locator) if watched else None,
             threads=self.threads if offload else None,
         )
-        await leg.run()
+        try:
+            await leg.run()
+        finally:
+            if direction == "downstream" and isinstance(locator, LiveStream):
+                self._say_undecoded(conn.number, locator)
+
+    def _say_undecoded(self, number: int, stream: LiveStream) -> None:
+        """Once, at the leg's end: why the service's stream was not decoded for positions (it
+        does not speak the framing; a message past the decoders' limit)."""
+        framing = stream.traits.framing
+        if framing is None:
+            return
+        if problem := setup_problem(stream):
+            self._log(f"connection {number}: the service does not speak {framing}: {problem}")
+        elif stream.over_limit:
+            self._log(f"connection {number}: {stream.over_limit}")
 
     def _offloadable(self, timeline: Timeline, ends: tuple[Endpoint, Endpoint]) -> bool:
         """Whether the leg may run in a thread (``threadcopy.py``, ``threadchain.py``): its

@@ -181,4 +181,4 @@ def stream_problem(recording: Recording, traits: LinkTraits) -> str:
             source.observe(event.data)
         elif isinstance(event, End) and event.side == "producer":
             source.observe_end(event.how)
-    return setup_problem(source)
+    return setup_problem(source) or source.over_limit

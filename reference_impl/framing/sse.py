@@ -62,6 +62,11 @@ _CLOSE_DELIMITED_HEAD = (
 )
 
 
+#: the largest HTTP chunk an SSE response may announce (its events are checked as they come;
+#: a size past this is no stream's: ``ffffffffffffffff``)
+MAX_CHUNK_BYTES = 1 << 32
+
+
 class SseClient:
     """Consumer side: sends the GET, checks the response head, parses the event stream."""
 
@@ -159,6 +164,7 @@ class SseClient:
         with carrying(events):
             while True:
                 event = self._next_event(at_eof)
+                self._check_chunk()
                 if isinstance(event, h11.Response):
                     self._check_head(event)
                 elif isinstance(event, h11.Data) and self._refused is not None:
@@ -185,6 +191,15 @@ class SseClient:
             if at_eof:
                 raise self._cut("EOF before the last chunk") from None
             raise CodecError(ErrorCode.PROTOCOL_ERROR, f"HTTP: {exc}") from None
+
+    def _check_chunk(self) -> None:
+        """Refuse a chunk size no stream has (``ffffffffffffffff``): h11 takes any, and would
+        read the rest of the stream as one chunk. h11 keeps what is left of the chunk in
+        flight in its reader (0.16: ``_bytes_in_chunk``); an h11 without it checks nothing."""
+        left = getattr(getattr(self._conn, "_reader", None), "_bytes_in_chunk", 0)
+        if isinstance(left, int) and left > MAX_CHUNK_BYTES:
+            detail = f"HTTP: a chunk of more than {MAX_CHUNK_BYTES} bytes announced"
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, detail)
 
     def _check_head(self, response: h11.Response) -> None:
         if not 200 <= response.status_code < 300:

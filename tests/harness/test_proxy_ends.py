@@ -7,6 +7,8 @@ from __future__ import annotations
 import trio
 
 from harness.evidence.timeline import Timeline
+from harness.faults.items import Direction
+from harness.link.live import LinkTraits, LiveStream
 from harness.proxy.server import Proxy, ProxyConfig
 from tests.harness.conftest import LOOPBACK, read_all, serve
 
@@ -60,3 +62,31 @@ async def test_a_stream_still_flowing_after_a_half_close_is_carried_whole() -> N
         nursery.cancel_scope.cancel()
     assert got.data == b"".join(pieces)
     assert not [n for n in notes if "sent nothing" in n]
+
+
+async def test_a_service_that_does_not_speak_the_framing_is_said_so_in_one_line() -> None:
+    async def garbage(stream: trio.SocketStream) -> None:
+        await stream.send_all(b"garbage garbage\r\n\r\n")
+        await stream.aclose()
+
+    def locators(direction: Direction, number: int) -> LiveStream:
+        return LiveStream(LinkTraits("sse", payload="messages"))
+
+    notes: list[str] = []
+    async with trio.open_nursery() as nursery:
+        port = await serve(nursery, garbage)
+        config = ProxyConfig((LOOPBACK, port), locators=locators, log=notes.append)
+        proxy = Proxy(config, Timeline())
+        listening: int = await nursery.start(proxy.serve, LOOPBACK, 0)
+        async with await trio.open_tcp_stream(LOOPBACK, listening) as client:
+            await client.send_all(b"GET / HTTP/1.1\r\n\r\n")
+            await read_all(client)
+        with trio.fail_after(10):
+            while proxy.active:
+                await proxy.wait_closed_connection()
+        nursery.cancel_scope.cancel()
+    said = [n for n in notes if "does not speak" in n]
+    assert said == [
+        "connection 1: the service does not speak sse: PROTOCOL_ERROR: HTTP: illegal status "
+        "line: bytearray(b'garbage garbage')"
+    ]
