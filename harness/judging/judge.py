@@ -499,6 +499,18 @@ def as_transported(obs: Observation) -> Observation | None:
     return replace(obs, wire=wire)
 
 
+def _consumer_ended(report: ConsumerReport) -> str:
+    """How the consumer ended, its own error included: what an inconclusive case still
+    shows of the consumer."""
+    error = (
+        f", error {report.error_code}" if report.error_code not in (None, report.verdict) else ""
+    )
+    detail = f": {report.detail[:200]}" if report.detail else ""
+    count = accepted_total(report)
+    state = f"complete={report.complete}, {count} accepted{error}{detail}"
+    return f"the consumer ended {report.verdict} ({state})"
+
+
 def _judge(expect: Expect, obs: Observation) -> Judgement:
     if obs.harness_error:
         return Judgement(Outcome.ERROR, obs.harness_error)
@@ -521,7 +533,8 @@ def _judge(expect: Expect, obs: Observation) -> Judgement:
         check_expectation(report, expect),
     )
     if fidelity.ok is False:
-        return Judgement(Outcome.INCONCLUSIVE, f"I5: {fidelity.evidence}", checks)
+        text = f"I5: {fidelity.evidence}; {_consumer_ended(report)}"
+        return Judgement(Outcome.INCONCLUSIVE, text, checks)
     broken = [c for c in checks if c.name != "expect" and c.ok is False]
     if broken:
         return Judgement(
