@@ -144,10 +144,10 @@ def fault_lines(faults: Sequence[FaultRecord]) -> list[str]:
         faults, key=lambda f: (f.connection, f.direction, f.name, f.detail)
     ):
         first, *more = run
-        where = f"at byte {first.offset}"
+        where = "" if first.offset is None else f" at byte {first.offset}"
         if more:
-            where = f"{len(more) + 1} times, at bytes {first.offset} to {more[-1].offset}"
-        lines.append(f"connection {connection} {direction}: {name} {where}: {detail}")
+            where = f" {len(more) + 1} times, at bytes {first.offset} to {more[-1].offset}"
+        lines.append(f"connection {connection} {direction}: {name}{where}: {detail}")
     return lines
 
 

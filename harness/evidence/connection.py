@@ -58,6 +58,10 @@ class WireConnection:
     #: a message went past the largest the proxy decodes (the link's limit): what the
     #: producer sent after it is not known (``LiveStream.over_limit``)
     over_limit: str = ""
+    #: bytes the producer sent on this connection, and how its side ended ("eof", "rst";
+    #: None: still open when the case ended)
+    sent_bytes: int = 0
+    producer_closed: str | None = None
     #: that problem is the service answering the request with an error status (404, 405):
     #: it speaks the framing, and refused what the consumer asked for
     refused: bool = False

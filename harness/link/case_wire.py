@@ -152,6 +152,8 @@ class CaseWire:
             payload_added=_payload_added(source, delivered) if added else (),
             setup_problem=setup_problem(source),
             over_limit=source.over_limit,
+            sent_bytes=source.seen,
+            producer_closed=source.eof,
             refused=source.error is not None and source.error.code == ErrorCode.HTTP_STATUS,
         )
 

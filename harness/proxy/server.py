@@ -397,6 +397,9 @@ class Proxy:
             self._log(f"connection {number}: the service does not speak {framing}: {problem}")
         elif stream.over_limit:
             self._log(f"connection {number}: {stream.over_limit}")
+        elif not stream.seen and stream.eof is not None:
+            how = "reset" if stream.eof == "rst" else "closed"
+            self._log(f"connection {number}: the service {how} the connection before a byte")
 
     def _offloadable(self, timeline: Timeline, ends: tuple[Endpoint, Endpoint]) -> bool:
         """Whether the leg may run in a thread (``threadcopy.py``, ``threadchain.py``): its
