@@ -188,8 +188,8 @@ def attacks(rng: random.Random) -> list[Attack]:
 
     return [
         Attack("garbage", "sse", _send_then_close(lambda _: iter([garbage])), ("status line",)),
-        Attack("silent", "sse", lambda c, r: _stall(c), ("deadline", "no verdict", "nothing")),
-        Attack("reset", "sse", _reset, ("reset", "rst", "nothing")),
+        Attack("silent", "sse", lambda c, r: _stall(c), ("no verdict", "nothing", "before a byte")),
+        Attack("reset", "sse", _reset, ("reset",)),
         Attack("slow-head", "sse", _slow_head, ("deadline", "no verdict", "nothing", "head")),
         Attack("sse-200MB-line", "sse", _send_then_stall(huge_sse), ("limit",)),
         Attack("sse-flood", "sse", _send_then_close(flood_sse), ("complete", "accepted")),
