@@ -157,6 +157,22 @@ class CaseWire:
             refused=source.error is not None and source.error.code == ErrorCode.HTTP_STATUS,
         )
 
+    def held(self) -> str:
+        """What the producer's stream on connection 1 held, in words ('' when none was
+        seen): why a consumer may have had nothing to decide on."""
+        source = self.streams.get(("downstream", 1))
+        if source is None:
+            return ""
+        if not source.seen:
+            return "the producer sent nothing on connection 1"
+        if source.head_end is None:
+            return (
+                f"the producer sent {source.seen} bytes on connection 1, its response head unended"
+            )
+        count = source.ledger.count
+        end = "its end" if source.reached_end else "no end"
+        return f"the producer sent {source.seen} bytes on connection 1: {count} messages, {end}"
+
     def fullest(self) -> LiveStream | None:
         """The producer's stream that went furthest (one that reached its own end first): what
         the reports draw as "the stream" next to what each connection got of it."""

@@ -90,6 +90,8 @@ async def run_case(case: Case, seed: int | None = None) -> CaseResult:
             raise
         harness_error = found.text
     connections = wire.connections(timeline)
+    if consumed.report is None and consumed.problem and (held := wire.held()):
+        consumed.problem += f"; {held}"  # what the stream held when the deadline came
     if external and not harness_error:
         harness_error = _setup_problems(connections, link.framing, timeline)
     report, cuts = (None, ()) if consumed.report is None else bounded(consumed.report)

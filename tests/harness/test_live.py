@@ -12,6 +12,7 @@ from hypothesis import strategies as st
 
 from harness.errors import PositionError
 from harness.faults.position import Position
+from harness.link.case_wire import CaseWire
 from harness.link.live import (
     EVERY_FRAME,
     MAX_EXACT_BYTES,
@@ -303,3 +304,16 @@ def test_a_message_over_the_limit_stops_decoding_and_says_so(framing: str) -> No
         "limit is 16 MiB ("
     )
     assert stream.codec is not None and stream.codec.partial() == b""  # nothing of it held
+
+
+def test_what_the_stream_held_is_said_for_a_case_without_a_verdict() -> None:
+    """A no_verdict case says what the producer's stream held when the deadline came: a
+    head a byte at a time, or a flood that had not ended."""
+    wire = CaseWire(LinkTraits("sse", payload="messages"), ())
+    assert wire.held() == ""  # the consumer never connected
+    stream = wire("downstream", 1)
+    assert wire.held() == "the producer sent nothing on connection 1"
+    stream.observe(b"HTTP/1.1 2")
+    assert wire.held() == "the producer sent 10 bytes on connection 1, its response head unended"
+    stream.observe(b"00 OK\r\ncontent-type: text/event-stream\r\n\r\n" + b"data: t\n\n" * 3)
+    assert wire.held() == "the producer sent 79 bytes on connection 1: 3 messages, no end"
