@@ -13,11 +13,15 @@ from collections.abc import Iterable
 from dataclasses import asdict, dataclass, field, replace
 from typing import Any
 
+from reference_impl.ledger import WINDOW
+
 REPORT_VERSION = 1
 #: bounds a report is held to once read (``bounded``): the judge and every report file see at
 #: most this much, and say so when a report had more
 MAX_DETAIL_CHARS = 2000
-MAX_ACCEPTED = 100_000
+#: accepted messages listed per connection; past them a count and a running hash
+#: (``ledger.py``), so that the judge is exact at any length
+MAX_ACCEPTED = WINDOW
 MAX_CONNECTIONS = 1000
 #: the largest report line tearline reads from a consumer program
 MAX_REPORT_BYTES = 16 << 20
@@ -79,6 +83,59 @@ class Tally:
 
 
 @dataclass(frozen=True, slots=True)
+class AcceptedPast:
+    """The messages one connection handed on past the first ``MAX_ACCEPTED``: how many, and
+    a running SHA-256 over their digests in order (``Tally``)."""
+
+    connection: int
+    count: int
+    chain: str
+
+
+class AcceptedLog:
+    """The accepted messages as they are handed on, in bounded memory: each connection's
+    first ``MAX_ACCEPTED`` listed, the rest tallied (``AcceptedPast``)."""
+
+    __slots__ = ("_listed", "_past", "listed")
+
+    def __init__(self) -> None:
+        self.listed: list[Accepted] = []
+        self._listed: dict[int, int] = {}
+        self._past: dict[int, Tally] = {}
+
+    def add(self, accepted: Accepted) -> None:
+        number = accepted.connection
+        if self._listed.get(number, 0) < MAX_ACCEPTED:
+            self._listed[number] = self._listed.get(number, 0) + 1
+            self.listed.append(accepted)
+        else:
+            self._past.setdefault(number, Tally()).add(accepted.sha256)
+
+    def clear(self) -> None:
+        self.listed.clear()
+        self._listed.clear()
+        self._past.clear()
+
+    def __len__(self) -> int:
+        return len(self.listed) + sum(t.count for t in self._past.values())
+
+    @property
+    def past(self) -> tuple[AcceptedPast, ...]:
+        return tuple(AcceptedPast(n, t.count, t.digest) for n, t in sorted(self._past.items()))
+
+
+def accepted_total(report: ConsumerReport) -> int:
+    """How many messages the consumer handed on, listed or tallied."""
+    if report.accepted_count is not None:
+        return report.accepted_count
+    return len(report.accepted) + sum(p.count for p in report.accepted_past)
+
+
+def accepted_past(report: ConsumerReport, connection: int) -> AcceptedPast | None:
+    return next((p for p in report.accepted_past if p.connection == connection), None)
+
+
+@dataclass(frozen=True, slots=True)
 class Recorded:
     """The recorded elements of seeds 000 and 002, as they stood when the consumer decided."""
 
@@ -120,6 +177,9 @@ class ConsumerReport:
     #: set when ``accepted`` was left out on purpose (a long stream consumed on its own,
     #: ``ConsumerConfig.list_accepted``): how many messages were handed on
     accepted_count: int | None = None
+    #: each connection's accepted messages past the first ``MAX_ACCEPTED`` (a count and a
+    #: running hash: ``AcceptedPast``)
+    accepted_past: tuple[AcceptedPast, ...] = ()
 
 
 def bounded(report: ConsumerReport) -> tuple[ConsumerReport, tuple[str, ...]]:
@@ -129,15 +189,35 @@ def bounded(report: ConsumerReport) -> tuple[ConsumerReport, tuple[str, ...]]:
     if len(detail) > MAX_DETAIL_CHARS:
         notes.append(f"detail cut to {MAX_DETAIL_CHARS} of {len(detail)} characters")
         detail = detail[:MAX_DETAIL_CHARS] + "\u2026"
-    if len(accepted) > MAX_ACCEPTED:
-        notes.append(f"judged on the first {MAX_ACCEPTED} of {len(accepted)} accepted messages")
-        accepted = accepted[:MAX_ACCEPTED]
+    past = report.accepted_past
+    if _overlisted(accepted):
+        log = AcceptedLog()
+        for message in accepted:
+            log.add(message)
+        if past:
+            notes.append(
+                "accepted_past ignored: a report that tallies lists MAX_ACCEPTED a connection"
+            )
+        accepted, past = tuple(log.listed), log.past
     if len(connections) > MAX_CONNECTIONS:
         notes.append(f"kept the first {MAX_CONNECTIONS} of {len(connections)} connections")
         connections = connections[:MAX_CONNECTIONS]
-    if not notes:
+    if not notes and accepted is report.accepted:
         return report, ()
-    return replace(report, detail=detail, accepted=accepted, connections=connections), tuple(notes)
+    cut = replace(
+        report, detail=detail, accepted=accepted, connections=connections, accepted_past=past
+    )
+    return cut, tuple(notes)
+
+
+def _overlisted(accepted: tuple[Accepted, ...]) -> bool:
+    """More than ``MAX_ACCEPTED`` messages of one connection listed."""
+    if len(accepted) <= MAX_ACCEPTED:
+        return False
+    counts: dict[int, int] = {}
+    for message in accepted:
+        counts[message.connection] = counts.get(message.connection, 0) + 1
+    return max(counts.values()) > MAX_ACCEPTED
 
 
 def to_json(report: ConsumerReport) -> str:
@@ -176,6 +256,10 @@ def from_json(text: str) -> ConsumerReport:
     raw["connections"] = tuple(
         _build(ConnectionSummary, c, f"connections[{i}]")
         for i, c in enumerate(raw.get("connections", []))
+    )
+    raw["accepted_past"] = tuple(
+        _build(AcceptedPast, p, f"accepted_past[{i}]")
+        for i, p in enumerate(raw.get("accepted_past", []))
     )
     raw["recorded"] = _build(Recorded, raw.get("recorded", {}), "recorded")
     report: ConsumerReport = _build(ConsumerReport, raw, "report")

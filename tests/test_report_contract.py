@@ -13,10 +13,13 @@ from reference_impl.report import (
     MAX_ACCEPTED,
     MAX_DETAIL_CHARS,
     Accepted,
+    AcceptedPast,
     ConnectionSummary,
     ConsumerReport,
     Recorded,
     ReportFormatError,
+    Tally,
+    accepted_total,
     bounded,
     from_json,
     to_json,
@@ -83,7 +86,23 @@ def test_an_oversized_report_is_cut_and_says_what_was_cut() -> None:
     cut, notes = bounded(report)
     assert (len(cut.accepted), len(cut.detail)) == (MAX_ACCEPTED, MAX_DETAIL_CHARS + 1)
     assert cut.accepted == accepted[:MAX_ACCEPTED]
-    assert notes == (
-        f"detail cut to {MAX_DETAIL_CHARS} of {MAX_DETAIL_CHARS + 10} characters",
-        f"judged on the first {MAX_ACCEPTED} of {MAX_ACCEPTED + 5} accepted messages",
+    # the messages past the list are kept as a count and a running hash, not cut
+    assert cut.accepted_past == (
+        AcceptedPast(1, 5, Tally.of(a.sha256 for a in accepted[MAX_ACCEPTED:]).digest),
     )
+    assert accepted_total(cut) == MAX_ACCEPTED + 5
+    assert notes == (f"detail cut to {MAX_DETAIL_CHARS} of {MAX_DETAIL_CHARS + 10} characters",)
+
+
+def test_each_connection_lists_its_own_first_messages() -> None:
+    first = [Accepted.of(b"a%d" % i, 1) for i in range(MAX_ACCEPTED + 2)]
+    second = [Accepted.of(b"b%d" % i, 2) for i in range(3)]
+    report = ConsumerReport("X", False, accepted=(*first, *second))
+    cut, notes = bounded(report)
+    assert (cut.accepted, notes) == ((*first[:MAX_ACCEPTED], *second), ())
+    assert [(p.connection, p.count) for p in cut.accepted_past] == [(1, 2)]
+
+
+def test_a_tallied_report_round_trips() -> None:
+    report = ConsumerReport("X", True, accepted_past=(AcceptedPast(1, 7, "ab" * 32),))
+    assert from_json(to_json(report)) == report

@@ -20,6 +20,7 @@ from harness.cli.types import bounded_int
 from harness.config.limits import MAX_SEED
 from reference_impl.framing import FRAMING_NAMES, FramingName
 from reference_impl.payload import PayloadName, tokens
+from reference_impl.report import accepted_total
 
 if TYPE_CHECKING:
     from harness.hunt.diagnosis import Judged
@@ -217,7 +218,7 @@ def found_scenario(found: Found, seed: int, consumer: Hunted) -> Scenario:
     report = judged.reference.report
     description = (
         f"{describe(found.plan)}: the reference consumer ends {report.verdict} "
-        f"(complete={report.complete}, {len(report.accepted)} accepted); "
+        f"(complete={report.complete}, {accepted_total(report)} accepted); "
         f"{consumer.label} failed it ({found.key})."
     )
     return scenario_of(

@@ -36,7 +36,7 @@ from reference_impl.framing.request import Request, Route
 from reference_impl.link.consumer_config import ConsumerPolicy
 from reference_impl.peers.consumer import run_consumer
 from reference_impl.peers.producer import Producer, ProducerConfig
-from reference_impl.report import ConsumerReport, to_json
+from reference_impl.report import ConsumerReport, accepted_total, to_json
 
 
 def _summary(report: ConsumerReport) -> str:
@@ -44,7 +44,7 @@ def _summary(report: ConsumerReport) -> str:
         f"verdict      {report.verdict}",
         f"complete     {report.complete}",
         f"error_code   {report.error_code}",
-        f"accepted     {len(report.accepted)} messages in {report.reads} reads",
+        f"accepted     {accepted_total(report)} messages in {report.reads} reads",
         f"directive    {report.directive}",
     ]
     lines += [f"  {k:<34} {v}" for k, v in asdict(report.recorded).items()]

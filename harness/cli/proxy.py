@@ -28,10 +28,13 @@ if TYPE_CHECKING:
     from harness.link.live import LinkTraits
 
 from harness.cli.linkargs import hostport
+from harness.cli.types import bounded_float
 from reference_impl.framing import FramingName
 
 DEFAULT_API = ("127.0.0.1", 8474)
 EXIT_SIGINT = 130
+#: a connection whose one side has ended closes once the other sent nothing for this long
+IDLE_AFTER_END_S = 10.0
 
 
 def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -125,6 +128,14 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default=0,
         help="without --api: exit after this many connections closed (0: run until Ctrl-C)",
     )
+    proxy.add_argument(
+        "--idle-after-end-s",
+        type=bounded_float(0.0, 86_400.0),
+        default=IDLE_AFTER_END_S,
+        metavar="SECONDS",
+        help="once one side of a connection has ended, close the connection when the other "
+        f"has sent nothing for this long (default {IDLE_AFTER_END_S:g}; 0: never)",
+    )
 
 
 def fault_lines(faults: Sequence[FaultRecord]) -> list[str]:
@@ -136,10 +147,10 @@ def fault_lines(faults: Sequence[FaultRecord]) -> list[str]:
         faults, key=lambda f: (f.connection, f.direction, f.name, f.detail)
     ):
         first, *more = run
-        where = f"at byte {first.offset}"
+        where = "" if first.offset is None else f" at byte {first.offset}"
         if more:
-            where = f"{len(more) + 1} times, at bytes {first.offset} to {more[-1].offset}"
-        lines.append(f"connection {connection} {direction}: {name} {where}: {detail}")
+            where = f" {len(more) + 1} times, at bytes {first.offset} to {more[-1].offset}"
+        lines.append(f"connection {connection} {direction}: {name}{where}: {detail}")
     return lines
 
 
@@ -194,7 +205,13 @@ async def _serve_one(args: argparse.Namespace, faults: tuple[Fault, ...], stop: 
         _log(note)
 
     proxy = fault_proxy(
-        args.upstream, faults, traits=_traits(args), seed=args.seed, log=log, store=store
+        args.upstream,
+        faults,
+        traits=_traits(args),
+        seed=args.seed,
+        log=log,
+        store=store,
+        idle_after_end_s=args.idle_after_end_s or None,
     )
     async with trio.open_nursery() as nursery:
         try:

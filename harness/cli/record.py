@@ -26,6 +26,7 @@ from harness.cli.types import bounded_float, readable_file, upstream
 from harness.config.limits import MAX_DURATION_MS
 from reference_impl.framing import FRAMING_NAMES
 from reference_impl.payload import tokens
+from reference_impl.report import ConsumerReport, accepted_total
 
 EXIT_REFUSED = 1
 EXIT_BAD_INPUT = 2
@@ -183,7 +184,7 @@ def record(args: argparse.Namespace) -> int:
         return _fail(f"cannot write {err.filename}: {err.strerror or err}")
     reads = recording.reads("producer")
     end = recording.end_of("producer")
-    verdict = recorded.report.verdict if recorded.report else f"none ({recorded.problem})"
+    verdict = _verdict(recorded.report) if recorded.report else f"none ({recorded.problem})"
     print(
         f"recorded {args.output}: {len(recording.sent('consumer'))} request bytes, "
         f"{len(recording.sent('producer'))} producer bytes in {len(reads)} reads, "
@@ -194,3 +195,13 @@ def record(args: argparse.Namespace) -> int:
     if args.pcap is not None:
         print(f"  pcap: {args.pcap}")
     return 0
+
+
+def _verdict(report: ConsumerReport) -> str:
+    """The consumer's verdict with what explains it: completeness, its error and detail."""
+    text = f"{report.verdict} (complete={report.complete}, {accepted_total(report)} accepted"
+    if report.error_code and report.error_code != report.verdict:
+        text += f", error {report.error_code}"
+    if report.detail:
+        text += f": {report.detail[:200]}"
+    return text + ")"

@@ -11,10 +11,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
-from reference_impl.report import MAX_ACCEPTED, MAX_DETAIL_CHARS, Accepted
-
-#: messages kept per call: one more than the judge reads, so that the cut is reported
-MAX_KEPT = MAX_ACCEPTED + 1
+from reference_impl.report import MAX_DETAIL_CHARS, Accepted, AcceptedPast
 
 
 class Ending(StrEnum):
@@ -34,7 +31,8 @@ class Ending(StrEnum):
 @dataclass(frozen=True, slots=True)
 class CallOutcome:
     ending: Ending
-    #: the messages handed on before the end, in order
+    #: the messages handed on before the end, in order (each connection's first
+    #: ``MAX_ACCEPTED``; the rest as a count and a running hash)
     accepted: tuple[Accepted, ...] = ()
     #: the exception's class name and module (RAISED, PROGRAMMING_ERROR, ESCAPED)
     error_type: str = ""
@@ -45,6 +43,7 @@ class CallOutcome:
     where: str = ""
     #: from the moment the function was called to its end, measured in the worker
     duration_s: float = 0.0
+    accepted_past: tuple[AcceptedPast, ...] = ()
 
 
 def bounded_text(text: str, limit: int = MAX_DETAIL_CHARS) -> str:
@@ -60,6 +59,7 @@ def to_wire(outcome: CallOutcome) -> dict[str, Any]:
         "text": outcome.text,
         "where": outcome.where,
         "duration_s": outcome.duration_s,
+        "accepted_past": [[p.connection, p.count, p.chain] for p in outcome.accepted_past],
     }
 
 
@@ -77,4 +77,7 @@ def from_wire(raw: dict[str, Any]) -> CallOutcome:
         text=str(raw["text"]),
         where=str(raw["where"]),
         duration_s=float(raw["duration_s"]),
+        accepted_past=tuple(
+            AcceptedPast(int(n), int(count), str(chain)) for n, count, chain in raw["accepted_past"]
+        ),
     )

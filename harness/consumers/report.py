@@ -43,7 +43,7 @@ def _exception(outcome: CallOutcome) -> str:
 def report_of(outcome: CallOutcome) -> tuple[ConsumerReport | None, str]:
     """(report, '') or (None, why there is none)."""
     accepted = outcome.accepted
-    count = f"after {len(accepted)} message(s)"
+    count = f"after {len(accepted) + sum(p.count for p in outcome.accepted_past)} message(s)"
     if outcome.ending is Ending.RETURNED:
         detail = f"returned normally {count}"
         return ConsumerReport(
@@ -51,6 +51,7 @@ def report_of(outcome: CallOutcome) -> tuple[ConsumerReport | None, str]:
             True,
             None,
             accepted=accepted,
+            accepted_past=outcome.accepted_past,
             connections=_connections(accepted, "stream-end"),
             detail=detail,
         ), ""
@@ -62,6 +63,7 @@ def report_of(outcome: CallOutcome) -> tuple[ConsumerReport | None, str]:
             False,
             code,
             accepted=accepted,
+            accepted_past=outcome.accepted_past,
             connections=_connections(accepted, "error"),
             detail=detail,
         ), ""

@@ -10,7 +10,9 @@ what the consumer accepted with ``sent``; I2 asks whether ``delivered_end`` came
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+
+from reference_impl.ledger import Past
 
 
 @dataclass(frozen=True, slots=True)
@@ -18,11 +20,18 @@ class WireConnection:
     """One connection's producer stream as the proxy saw it."""
 
     number: int
-    #: sha256 of each message the producer sent, in order, decoded before any fault
+    #: sha256 of each message the producer sent, in order, decoded before any fault (the
+    #: first ``ledger.WINDOW``; the rest in ``sent_past``)
     sent: tuple[str, ...] = ()
     #: the messages a complete result must include (not those that only prove the end, like
-    #: ``[DONE]``, nor a token stream's scaffolding, like a ``ping``)
+    #: ``[DONE]``, nor a token stream's scaffolding, like a ``ping``), of those in ``sent``
     carrying: tuple[str, ...] = ()
+    #: the messages the producer sent past ``sent``: a count and running hashes
+    sent_past: Past = field(default_factory=Past)
+    #: how many messages carry the result, past the window too (None: ``len(carrying)``),
+    #: and how many leading messages of the stream hold them all
+    carrying_count: int | None = None
+    carrying_through: int = 0
     #: the producer reached its own end: the framing's end, its payload's completion proof,
     #: or a clean close where the framing has no end of its own
     producer_end: bool = False
@@ -49,6 +58,13 @@ class WireConnection:
     #: the producer's stream broke its framing before its first message (a foreign producer
     #: that does not speak the declared framing: an HTML error page where SSE was declared)
     setup_problem: str = ""
+    #: a message went past the largest the proxy decodes (the link's limit): what the
+    #: producer sent after it is not known (``LiveStream.over_limit``)
+    over_limit: str = ""
+    #: bytes the producer sent on this connection, and how its side ended ("eof", "rst";
+    #: None: still open when the case ended)
+    sent_bytes: int = 0
+    producer_closed: str | None = None
     #: that problem is the service answering the request with an error status (404, 405):
     #: it speaks the framing, and refused what the consumer asked for
     refused: bool = False

@@ -38,7 +38,7 @@ from enum import StrEnum
 from harness.hunt.plan import Plan, resets
 from harness.judging.results import CaseResult, Grade, Outcome
 from harness.scenario.model import CountRange, Expect
-from reference_impl.report import ConsumerReport
+from reference_impl.report import ConsumerReport, accepted_total
 
 #: why a plan is discarded when the consumer did not reconnect where the reference did
 NO_RECONNECT = "does not reconnect (the contract lets it)"
@@ -132,7 +132,7 @@ def differences(report: ConsumerReport, expect: Expect) -> list[str]:
         found.append("verdict")
     if expect.complete is not None and report.complete != expect.complete:
         found.append("claims complete" if report.complete else "not complete")
-    count, wanted_count = len(report.accepted), expect.accepted_messages
+    count, wanted_count = accepted_total(report), expect.accepted_messages
     if isinstance(wanted_count, CountRange):
         if count < wanted_count.min:
             found.append("fewer messages")
@@ -158,7 +158,7 @@ def effect(clean: ConsumerReport | None, report: ConsumerReport | None) -> float
     plans whose faults matter reach the consumer's error paths)."""
     if clean is None or report is None:
         return 0.0
-    lost = abs(len(clean.accepted) - len(report.accepted)) / max(len(clean.accepted), 1)
+    lost = abs(accepted_total(clean) - accepted_total(report)) / max(accepted_total(clean), 1)
     return float(report.verdict != clean.verdict) + float(report.complete != clean.complete) + lost
 
 

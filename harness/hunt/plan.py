@@ -27,7 +27,7 @@ from harness.scenario.model import (
     Scenario,
     TokensConfig,
 )
-from reference_impl.report import ConsumerReport
+from reference_impl.report import ConsumerReport, accepted_total
 
 #: the scenario default deadline; a plan that cannot take long gets a shorter one
 DEFAULT_DEADLINE_MS = 10000.0
@@ -79,7 +79,7 @@ def expect_from(report: ConsumerReport, faults: tuple[Fault, ...] = ()) -> Expec
     """What the reference consumer concluded, as an expectation. After an RST, the count is
     at most the reference's: a reset discards what the receiver had not read yet, so how many
     messages got through before it is a race between the proxy and the consumer's reads."""
-    count = len(report.accepted)
+    count = accepted_total(report)
     accepted: int | CountRange = CountRange(max=count) if resets(faults) else count
     return Expect(verdict=report.verdict, complete=report.complete, accepted_messages=accepted)
 

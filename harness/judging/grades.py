@@ -45,7 +45,7 @@ from dataclasses import dataclass
 from harness.judging.needs import expects_whole
 from harness.judging.results import Grade, Outcome
 from harness.scenario.model import SUCCESS_VERDICTS, CountRange, Expect
-from reference_impl.report import ConsumerReport
+from reference_impl.report import ConsumerReport, accepted_total
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,7 +92,7 @@ def more_than_the_result(report: ConsumerReport, expect: Expect) -> bool:
     """A complete claim with more messages than the expectation's result holds."""
     wanted = expect.accepted_messages
     most = wanted.max if isinstance(wanted, CountRange) else wanted
-    return report.complete and most is not None and len(report.accepted) > most
+    return report.complete and most is not None and accepted_total(report) > most
 
 
 def grade(

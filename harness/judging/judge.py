@@ -27,7 +27,8 @@ from harness.judging.grades import Circumstances, grade, transported_grade
 from harness.judging.results import Check, Grade, Outcome, expected_label
 from harness.link.blind import UNDETECTABLE
 from harness.scenario.model import CountRange, Expect
-from reference_impl.report import ConsumerReport
+from reference_impl.ledger import WINDOW, Past, is_prefix
+from reference_impl.report import ConsumerReport, accepted_past, accepted_total
 
 
 @dataclass(frozen=True, slots=True)
@@ -142,24 +143,80 @@ def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Ch
     followed a reconnect, or the accepted messages break the result across attempts
     (``attempts.py``: a message of an abandoned attempt, one handed on twice, a gap at a
     resume point)."""
+    i1, i3, _ = _integrity(report, obs)
+    return i1, i3
+
+
+def _integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Check, bool]:
+    """I1 and I3, and whether either cannot be told (past the window: ``ledger.py``)."""
     if obs.wire is None:
         skipped = "not judged: the producer's stream was not observed"
-        return Check("I1", None, skipped), Check("I3", None, skipped)
+        return Check("I1", None, skipped), Check("I3", None, skipped), False
     problems: dict[int, list[str]] = {}
-    for number in sorted({a.connection for a in report.accepted}):
-        accepted = [
-            (obs.as_sent(a.sha256, number), _shown(a.preview, a.sha256, a.size))
-            for a in report.accepted
-            if a.connection == number
-        ]
-        found = _subsequence_problems(accepted, _held_to(obs, number), obs.preview)
+    untold: list[str] = []
+    numbers = {a.connection for a in report.accepted} | {p.connection for p in report.accepted_past}
+    for number in sorted(numbers):
+        found, why = _connection_integrity(report, obs, number)
         if found:
             problems[number] = [f"connection {number}: {p}" for p in found]
+        elif why:
+            untold.append(f"connection {number}: {why}")
     every = [p for number in sorted(problems) for p in problems[number]]
     stale = [p for number in sorted(problems) if number > 1 for p in problems[number]]
+    if every:
+        i1 = Check("I1", False, _listed(every))
+    elif untold:
+        i1 = Check("I1", None, f"cannot be told exactly: {_listed(untold)}")
+    else:
+        i1 = _integrity_held(report, obs)
+    if report.accepted_past and consumer_connections(report, obs) > 1 and not stale:
+        why = f"not judged: a reconnect with more than {WINDOW} messages on a connection"
+        return i1, Check("I3", None, why), bool(untold)
     across = attempt_problems(_handed(report, obs), _attempts(report, obs))
-    i1 = Check("I1", False, _listed(every)) if every else _integrity_held(report, obs)
-    return i1, _across_attempts(report, obs, stale, across, broke=bool(every))
+    return i1, _across_attempts(report, obs, stale, across, broke=bool(every)), bool(untold)
+
+
+def _connection_integrity(
+    report: ConsumerReport, obs: Observation, number: int
+) -> tuple[list[str], str]:
+    """I1 on connection ``number``: where it breaks, or ('' when it holds) why it cannot be
+    told. Past the window both sides are a count and a running hash (``ledger.py``): equal
+    counts must have equal hashes, more accepted than sent is a breach, fewer must be the
+    first ones sent."""
+    assert obs.wire is not None
+    accepted = [
+        (obs.as_sent(a.sha256, number), _shown(a.preview, a.sha256, a.size))
+        for a in report.accepted
+        if a.connection == number
+    ]
+    on_wire = connection(obs.wire, number)
+    sent = () if on_wire is None else on_wire.sent
+    sent_past = Past() if on_wire is None else on_wire.sent_past
+    tallied = accepted_past(report, number)
+    past = Past() if tallied is None else Past(tallied.count, tallied.chain)
+    found = _subsequence_problems(accepted, _held_to(obs, number), obs.preview)
+    got, had = len(accepted) + past.count, len(sent) + sent_past.count
+    if on_wire is not None and on_wire.over_limit and (found or got > had):
+        return [], on_wire.over_limit  # what the consumer took past it was never decoded
+    if got > had:
+        more = f"accepted {got} messages, the producer sent {had}"
+        return found or [more], ""
+    if not past.count and not sent_past.count:
+        return found, ""
+    if not past.count:
+        # the window's problems may be messages sent past it, after some the consumer skipped
+        return [], f"{found[0]}, or sent past message {WINDOW}" if found else ""
+    prefix = is_prefix([d for d, _ in accepted], past, sent, sent_past)
+    if prefix:
+        return [], ""
+    if got == had:
+        # as many as were sent, so the very messages sent: any other is a breach
+        past_text = f"the {past.count} messages past message {WINDOW} are not those sent"
+        return found or [past_text], ""
+    return [], (
+        f"{got} of {had} messages accepted, not the first {got} sent, past message {WINDOW}"
+        " (a message skipped or changed there)"
+    )
 
 
 def _held_to(obs: Observation, number: int) -> tuple[str, ...]:
@@ -177,7 +234,7 @@ def _held_to(obs: Observation, number: int) -> tuple[str, ...]:
 
 
 def _integrity_held(report: ConsumerReport, obs: Observation) -> Check:
-    total = len(report.accepted)
+    total = len(report.accepted) + sum(p.count for p in report.accepted_past)
     notes = [*obs.report_cuts]
     changed = sum(1 for a in report.accepted if obs.as_sent(a.sha256, a.connection) != a.sha256)
     if changed:
@@ -236,23 +293,33 @@ def consumer_connections(report: ConsumerReport, obs: Observation) -> int:
     """How many connections the consumer opened: what the proxy saw, whatever the report
     says (``connections`` is an optional field of the contract)."""
     seen = {e.connection for e in obs.timeline.ends} | {s.connection for s in obs.timeline.segments}
-    used = {a.connection for a in report.accepted}
+    used = {a.connection for a in report.accepted} | {p.connection for p in report.accepted_past}
     return max([len(report.connections), *seen, *used, 1])
 
 
 def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
     """I2: a complete result only when the consumer's side of the link got the producer's own
     end (``WireConnection.delivered_end``) and every message that carries the result."""
+    return _fail_closed(report, obs)[0]
+
+
+def _fail_closed(report: ConsumerReport, obs: Observation) -> tuple[Check, bool]:
+    """I2, and whether it cannot be told (past the window: ``ledger.py``)."""
     if not report.complete:
-        return Check("I2", True, "the consumer claimed no complete result")
+        return Check("I2", True, "the consumer claimed no complete result"), False
     if obs.wire is None:
-        return Check("I2", None, "not judged: the producer's stream was not observed")
+        return Check("I2", None, "not judged: the producer's stream was not observed"), False
     last = consumer_connections(report, obs)
     conn = connection(obs.wire, last)
     if conn is None:
-        return Check("I2", False, f"complete result, but connection {last} carried no stream")
+        return Check(
+            "I2", False, f"complete result, but connection {last} carried no stream"
+        ), False
     if not conn.delivered_end:
-        return Check("I2", False, f"complete result although {_why_no_end(conn, obs)}")
+        return Check("I2", False, f"complete result although {_why_no_end(conn, obs)}"), False
+    chosen = [c for c in obs.wire if (c.number <= last if obs.resumes else c.number == last)]
+    if report.accepted_past or any(c.sent_past.count for c in chosen):
+        return _carried_past_window(report, obs, chosen)
     needed = needed_messages(obs.wire, last, resumes=obs.resumes)
     accepted = {obs.as_sent(a.sha256, a.connection) for a in report.accepted}
     removed = removed_unseen(obs.declared, obs.timeline, obs.wire, obs.as_sent)
@@ -263,10 +330,51 @@ def check_fail_closed(report: ConsumerReport, obs: Observation) -> Check:
             False,
             f"complete result but {len(missing)} of {len(needed)} messages that carry the "
             "result were never accepted",
-        )
+        ), False
     unseen = sum(1 for d in needed if d not in accepted and d in removed)
     lost = f" ({unseen} lost where no consumer can see it: {UNDETECTABLE})" if unseen else ""
-    return Check("I2", True, f"complete result, and the producer's end reached the consumer{lost}")
+    held = f"complete result, and the producer's end reached the consumer{lost}"
+    return Check("I2", True, held), False
+
+
+def _carried_past_window(
+    report: ConsumerReport, obs: Observation, chosen: Sequence[WireConnection]
+) -> tuple[Check, bool]:
+    """I2's "every message that carries the result" on a stream longer than the window: on
+    each connection the consumer accepted at least as many messages as carry the result, and
+    they are the first ones sent, up to the last that carries it."""
+    for conn in chosen:
+        listed = [obs.as_sent(a.sha256, a.connection) for a in report.accepted]
+        mine = [
+            d for d, a in zip(listed, report.accepted, strict=True) if a.connection == conn.number
+        ]
+        tallied = accepted_past(report, conn.number)
+        past = Past() if tallied is None else Past(tallied.count, tallied.chain)
+        got = len(mine) + past.count
+        needed = len(conn.carrying) if conn.carrying_count is None else conn.carrying_count
+        if got < needed:
+            return Check(
+                "I2",
+                False,
+                f"complete result but {needed - got} of {needed} messages that carry the result "
+                f"on connection {conn.number} were never accepted",
+            ), False
+        prefix = is_prefix(mine, past, conn.sent, conn.sent_past)
+        if prefix and got < conn.carrying_through:
+            return Check(
+                "I2",
+                False,
+                f"complete result but connection {conn.number}'s first {got} messages were "
+                f"accepted, not the {conn.carrying_through} that hold the result",
+            ), False
+        if not prefix:
+            return Check(
+                "I2",
+                None,
+                f"cannot be told exactly: connection {conn.number}'s {got} accepted messages "
+                f"are not the first ones sent past message {WINDOW}",
+            ), True
+    return Check("I2", True, "complete result, and the producer's end reached the consumer"), False
 
 
 def _cuts(name: str) -> bool:
@@ -375,7 +483,7 @@ def expectation_mismatches(report: ConsumerReport, expect: Expect) -> list[Misma
     if expect.complete is not None and report.complete != expect.complete:
         text = f"expected complete={expect.complete}, got complete={report.complete}"
         found.append(Mismatch("complete", text))
-    count, wanted_count = len(report.accepted), expect.accepted_messages
+    count, wanted_count = accepted_total(report), expect.accepted_messages
     if isinstance(wanted_count, CountRange):
         low, high = wanted_count.min, wanted_count.max
         if count < low or (high is not None and count > high):
@@ -392,7 +500,7 @@ def check_expectation(report: ConsumerReport, expect: Expect) -> Check:
     problems = expectation_mismatches(report, expect)
     if problems:
         return Check("expect", False, "; ".join(p.text for p in problems))
-    count = len(report.accepted)
+    count = accepted_total(report)
     return Check("expect", True, f"{report.verdict}, complete={report.complete}, {count} accepted")
 
 
@@ -432,6 +540,18 @@ def as_transported(obs: Observation) -> Observation | None:
     return replace(obs, wire=wire)
 
 
+def _consumer_ended(report: ConsumerReport) -> str:
+    """How the consumer ended, its own error included: what an inconclusive case still
+    shows of the consumer."""
+    error = (
+        f", error {report.error_code}" if report.error_code not in (None, report.verdict) else ""
+    )
+    detail = f": {report.detail[:200]}" if report.detail else ""
+    count = accepted_total(report)
+    state = f"complete={report.complete}, {count} accepted{error}{detail}"
+    return f"the consumer ended {report.verdict} ({state})"
+
+
 def _judge(expect: Expect, obs: Observation) -> Judgement:
     if obs.harness_error:
         return Judgement(Outcome.ERROR, obs.harness_error)
@@ -442,10 +562,11 @@ def _judge(expect: Expect, obs: Observation) -> Judgement:
             Outcome.NO_VERDICT, f"I4: no verdict: {why}", (Check("I4", False, why), fidelity)
         )
     report = obs.report
-    i1, i3 = check_integrity(report, obs)
+    i1, i3, untold_i1 = _integrity(report, obs)
+    i2, untold_i2 = _fail_closed(report, obs)
     checks = (
         i1,
-        check_fail_closed(report, obs),
+        i2,
         i3,
         Check("I4", True, "verdict reached before the deadline"),
         fidelity,
@@ -453,12 +574,18 @@ def _judge(expect: Expect, obs: Observation) -> Judgement:
         check_expectation(report, expect),
     )
     if fidelity.ok is False:
-        return Judgement(Outcome.INCONCLUSIVE, f"I5: {fidelity.evidence}", checks)
+        text = f"I5: {fidelity.evidence}; {_consumer_ended(report)}"
+        return Judgement(Outcome.INCONCLUSIVE, text, checks)
     broken = [c for c in checks if c.name != "expect" and c.ok is False]
     if broken:
         return Judgement(
             Outcome.VIOLATION, "; ".join(f"{c.name}: {c.evidence}" for c in broken), checks
         )
+    if untold_i1 or untold_i2:
+        # never a pass on what cannot be told
+        untold = [c for c in (i1, i2) if c.ok is None]
+        text = "; ".join(f"{c.name}: {c.evidence}" for c in untold)
+        return Judgement(Outcome.INCONCLUSIVE, text, checks)
     expectation = checks[-1]
     if expectation.ok is False:
         return Judgement(Outcome.FAIL, expectation.evidence, checks)

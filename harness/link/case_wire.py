@@ -141,16 +141,38 @@ class CaseWire:
             number=number,
             sent=tuple(source.digests),
             carrying=source.carrying,
+            sent_past=source.ledger.past,
+            carrying_count=source.carrying_count,
+            carrying_through=source.carrying_through,
             producer_end=source.reached_end,
             delivered_end=delivered.reached_end,
-            delivered=len(delivered.digests),
+            delivered=delivered.ledger.count,
             received=tuple(delivered.digests),
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
             payload_changed=_payload_changes(source, delivered) if rewritten else (),
             payload_added=_payload_added(source, delivered) if added else (),
             setup_problem=setup_problem(source),
+            over_limit=source.over_limit,
+            sent_bytes=source.seen,
+            producer_closed=source.eof,
             refused=source.error is not None and source.error.code == ErrorCode.HTTP_STATUS,
         )
+
+    def held(self) -> str:
+        """What the producer's stream on connection 1 held, in words ('' when none was
+        seen): why a consumer may have had nothing to decide on."""
+        source = self.streams.get(("downstream", 1))
+        if source is None:
+            return ""
+        if not source.seen:
+            return "the producer sent nothing on connection 1"
+        if source.head_end is None:
+            return (
+                f"the producer sent {source.seen} bytes on connection 1, its response head unended"
+            )
+        count = source.ledger.count
+        end = "its end" if source.reached_end else "no end"
+        return f"the producer sent {source.seen} bytes on connection 1: {count} messages, {end}"
 
     def fullest(self) -> LiveStream | None:
         """The producer's stream that went furthest (one that reached its own end first): what
@@ -180,7 +202,7 @@ def _payload_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[s
     """The same changes where the payload's own checks refused the stream they made (a
     record's byte is caught only by the trailer's checksum, later): only a consumer that runs
     those checks can tell them from what was sent. Empty when the payload accepted it all."""
-    if delivered.payload_accepted >= len(delivered.digests):
+    if delivered.payload_accepted >= delivered.ledger.count:
         return ()
     return tuple(p for _, p in _changed_at(source, delivered))
 

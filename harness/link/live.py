@@ -34,10 +34,12 @@ from dataclasses import dataclass, field
 from harness.errors import PositionError
 from harness.faults.position import Position
 from harness.faults.stage import LinkShape
-from reference_impl.errors import CodecError
+from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message, StreamEnd
 from reference_impl.framing import FramingName, FramingOptions, layout, make_monitor
 from reference_impl.framing.base import ClientCodec
+from reference_impl.framing.options import DEFAULT_MAX_MESSAGE_BYTES
+from reference_impl.ledger import WINDOW, Ledger
 from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.payload.registry import payload as payload_kind
 from reference_impl.payload.sides import Ending, PayloadSide
@@ -63,6 +65,10 @@ _HTTP_BODY = (FramingName.SSE, FramingName.NDJSON_HTTP)
 #: a byte offset or a match)
 EVERY_FRAME = 1 << 62
 MAX_PREVIEWS = 256
+#: the largest message a live stream decodes, whatever the link's own limit below it: past the
+#: larger of the two the stream is not decoded (``LiveStream.over_limit``), so a peer's
+#: unterminated message costs at most this much per decoder
+MIN_MONITOR_BYTES = DEFAULT_MAX_MESSAGE_BYTES
 #: the first bytes of a stream kept as they came (to say what a stream of another protocol is)
 OPENING_BYTES = 64
 
@@ -142,13 +148,7 @@ class LiveStream:
         if traits.request:
             self.request_end = 0 if traits.framing in (None, *_RAW) else None
         elif traits.framing is not None:
-            options = FramingOptions(
-                max_message_bytes=1 << 30,
-                sse_body=traits.options.sse_body,
-                ws_text=traits.options.ws_text,
-                request=traits.options.request,
-            )
-            self.codec = make_monitor(traits.framing, options)
+            self.codec = self._monitor()
         self.head_end: int | None = 0 if traits.framing in (None, *_RAW) or traits.request else None
         self._head = bytearray()
         self._head_lost = False  # no setup within MAX_HEAD_BYTES: frames are not placed
@@ -156,16 +156,28 @@ class LiveStream:
         #: an HTTP body's stream: a message owns its chunk's CRLF, an SSE event dispatched at
         #: a CR the LF after it (``_close_trailer``)
         self._sse = traits.framing in _HTTP_BODY and not traits.request
-        self.ends: list[int | None] = []  # where each frame's bytes end; None: not yet known
+        #: where each of the first ``WINDOW`` frames' bytes end (None: not yet known); past
+        #: them only the count and the last frame's end are kept
+        self.ends: list[int | None] = []
+        self.frames = 0
+        self._last_end: int | None = None  # the end of the last frame whose end is known
+        self._tail_open = False  # a frame past the window whose end is not yet known
+        #: the largest message the codecs decode: the link's limit, at least
+        #: ``MIN_MONITOR_BYTES`` (past it the stream is no longer decoded: ``over_limit``)
+        self.limit = max(traits.options.max_message_bytes, MIN_MONITOR_BYTES)
         self.inexact = 0  # frames from this one on (1-based) have no exact bounds
         self._exact_left = MAX_EXACT_BYTES
-        self.sizes: list[int] = []  # payload bytes of each message
-        self.digests: list[str] = []  # the messages the source sent, in order
+        self.sizes: list[int] = []  # payload bytes of each message in the ledger's window
+        #: the messages the source sent, in order: the first as digests, the rest tallied
+        self.ledger = Ledger(recent=True)
         self.previews: dict[str, str] = {}
         self.content = 0  # how many leading messages carry the result
         self._token_frames: list[int] = []  # on a token stream: the messages with a token
+        self._tokens_count = 0  # of them, past the window too
+        self._tokens_through = 0  # the index after the last of them
         self.stream_end: StreamEnd | None = None
         self.error: CodecError | None = None  # the source does not speak the framing
+        self.error_at = 0  # the end of the read that brought the error
         self.eof: str | None = None  # "eof" or "rst": how the source ended, once it did
         self._side: PayloadSide | None = None
         self._refused_at: int | None = None  # messages fed when the payload refused one
@@ -182,6 +194,17 @@ class LiveStream:
         self.delivered: LiveStream | None = None
         #: how the proxy ended the leg (``HowEnded``'s spelling), once it did
         self.closed: str | None = None
+
+    def _monitor(self) -> ClientCodec:
+        traits = self.traits
+        assert traits.framing is not None
+        options = FramingOptions(
+            max_message_bytes=max(traits.options.max_message_bytes, MIN_MONITOR_BYTES),
+            sse_body=traits.options.sse_body,
+            ws_text=traits.options.ws_text,
+            request=traits.options.request,
+        )
+        return make_monitor(traits.framing, options)
 
     def watch_delivery(self) -> LiveStream:
         """Also decode what the proxy writes to the destination (for judging I2)."""
@@ -241,16 +264,18 @@ class LiveStream:
         assert self.codec is not None
         done = 0
         try:
-            if len(self.ends) < self.wanted_frames and len(data) <= self._exact_left:
+            if self.frames < self.wanted_frames and len(data) <= self._exact_left:
                 done = self._decode_exactly(data, start)
                 self._exact_left -= done
             if done < len(data):
                 if not self.inexact:
-                    self.inexact = len(self.ends) + 1  # the frame in flight ends in ``data``
+                    self.inexact = self.frames + 1  # the frame in flight ends in ``data``
                 self._take(self.codec.receive_data(data[done:]), start + len(data), exact=False)
         except CodecError as err:
             self._take(err.events, start + len(data), exact=False)
-            self.error = err
+            self.error, self.error_at = err, start + len(data)
+            if err.code == ErrorCode.FRAME_TOO_LARGE:
+                self.codec = self._monitor()  # never fed again: let go of what the old one held
         self.codec.data_to_send()  # what a consumer would answer is the consumer's to send
 
     def _decode_exactly(self, data: bytes, start: int) -> int:
@@ -265,7 +290,7 @@ class LiveStream:
             for index in range(len(data)):
                 events = self.codec.receive_data(data[index : index + 1])
                 self._take(events, start + index + 1, exact=True)
-                if len(self.ends) >= self.wanted_frames:
+                if self.frames >= self.wanted_frames:
                     return index + 1
             return len(data)
         done = 0
@@ -275,7 +300,7 @@ class LiveStream:
                 self._take_unended(self.codec.receive_data(data[done : end - 1]), start + end - 1)
             self._take(self.codec.receive_data(data[end - 1 : end]), start + end, exact=True)
             done = end
-            if len(self.ends) >= self.wanted_frames:
+            if self.frames >= self.wanted_frames:
                 return done
         if done < len(data):
             self._take_unended(self.codec.receive_data(data[done:]), start + len(data))
@@ -285,7 +310,7 @@ class LiveStream:
         """Events of bytes holding no line end: none should complete a message; if one did,
         its end is not known to the byte (and is never guessed)."""
         if any(isinstance(event, Message) for event in events) and not self.inexact:
-            self.inexact = len(self.ends) + 1
+            self.inexact = self.frames + 1
         self._take(events, at, exact=False)
 
     def _take(self, events: Sequence[object], at: int, *, exact: bool) -> None:
@@ -297,11 +322,16 @@ class LiveStream:
 
     def _message(self, message: Message, at: int, exact: bool) -> None:
         digest = hashlib.sha256(message.data).hexdigest()
-        self.digests.append(digest)
-        self.sizes.append(len(message.data))
+        self.ledger.add(digest)
+        if len(self.sizes) < WINDOW:
+            self.sizes.append(len(message.data))
         if len(self.previews) < MAX_PREVIEWS:
             self.previews.setdefault(digest, preview(message.data))
-        self.ends.append(None)
+        self.frames += 1
+        if len(self.ends) < WINDOW:
+            self.ends.append(None)
+        else:
+            self._tail_open = True
         if exact and self._sse:
             self._trailer_at = at
             self._close_trailer()
@@ -316,13 +346,15 @@ class LiveStream:
         try:
             self._side.feed(message)
         except CodecError:
-            self._refused_at = len(self.digests) - 1  # this message broke the payload's rules
+            self._refused_at = self.ledger.count - 1  # this message broke the payload's rules
             return
         if self.traits.payload != "tokens":
-            self.content = len(self.digests)
+            self.content = self.ledger.count
         elif self._tokens() != before:
-            self.content = len(self.digests)
-            self._token_frames.append(len(self.digests) - 1)
+            self.content = self._tokens_through = self.ledger.count
+            self._tokens_count += 1
+            if self.ledger.count <= WINDOW:
+                self._token_frames.append(self.ledger.count - 1)
 
     def _tokens(self) -> int:
         tracker = getattr(self._side, "tracker", None)
@@ -348,6 +380,10 @@ class LiveStream:
         self._set_end(at)
 
     def _set_end(self, end: int) -> None:
+        self._last_end = end
+        if self._tail_open:
+            self._tail_open = False
+            return
         for index in range(len(self.ends) - 1, -1, -1):
             if self.ends[index] is None:
                 self.ends[index] = end
@@ -411,18 +447,45 @@ class LiveStream:
         return not self.traits.has_end and self.eof == "eof" and self.error is None
 
     @property
+    def digests(self) -> list[str]:
+        """The digests of the messages in the ledger's window (the first ``WINDOW``)."""
+        return self.ledger.window
+
+    @property
     def carrying(self) -> tuple[str, ...]:
-        """The messages that carry the result: every one up to ``content``, but on a token
-        stream only those with a token (a client may keep a ``ping`` or a ``message_start``
-        to itself; the result is the tokens)."""
+        """The messages that carry the result, of those in the window: every one up to
+        ``content``, but on a token stream only those with a token (a client may keep a
+        ``ping`` or a ``message_start`` to itself; the result is the tokens)."""
         if self.traits.payload == "tokens":
             return tuple(self.digests[i] for i in self._token_frames)
         return tuple(self.digests[: self.content])
 
     @property
+    def carrying_count(self) -> int:
+        """How many messages carry the result, past the window too."""
+        return self._tokens_count if self.traits.payload == "tokens" else self.content
+
+    @property
+    def carrying_through(self) -> int:
+        """How many leading messages hold every one that carries the result."""
+        return self._tokens_through if self.traits.payload == "tokens" else self.content
+
+    @property
+    def over_limit(self) -> str:
+        """Why the stream is no longer decoded when a message went past ``limit`` ('' when
+        none did)."""
+        if self.error is None or self.error.code != ErrorCode.FRAME_TOO_LARGE:
+            return ""
+        return (
+            f"the service sent a message of more than {self.limit} bytes after "
+            f"{self.ledger.count} messages; the link's limit is {mib(self.limit)} "
+            f"({self.error.detail}): not decoded past byte {self.error_at}"
+        )
+
+    @property
     def payload_accepted(self) -> int:
         """Leading messages the payload's own checks accept (all of them: no payload)."""
-        return len(self.digests) if self._refused_at is None else self._refused_at
+        return self.ledger.count if self._refused_at is None else self._refused_at
 
     def _payload_complete(self) -> bool:
         if self._side is None or self._refused_at is not None:
@@ -474,8 +537,7 @@ class LiveStream:
                 # 1 starts past every byte seen, which must pass, since a client may send its
                 # request only once it has them (grpcio waits for the server's SETTINGS).
                 return self.seen
-            known = [e for e in self.ends if e is not None]
-            return max(known, default=self.head_end)
+            return self.head_end if self._last_end is None else self._last_end
         return self.seen
 
     def frame_span(self, index: int) -> tuple[int, int] | None:
@@ -487,12 +549,15 @@ class LiveStream:
             raise PositionError(message, path=("frame",))
         start = self._start(index)
         end = self.ends[index - 1] if index <= len(self.ends) else None
+        if end is None and index > WINDOW:
+            message = f"frame {index}'s bounds were not kept (past frame {WINDOW})"
+            raise PositionError(message, path=("frame",))
         if start is None or end is None:
             # past the framing's own end no frame comes, though the connection stays open (a
             # keep-alive server): waiting for the close would hold the end back from the consumer
             over = self._over() or self.stream_end is not None
-            if over and index > len(self.ends):
-                message = f"the stream had {len(self.ends)} frames, not {index}"
+            if over and index > self.frames:
+                message = f"the stream had {self.frames} frames, not {index}"
                 raise PositionError(message, path=("frame",))
             return None
         return start, end
@@ -519,6 +584,9 @@ class LiveStream:
             raise PositionError(message, path=("frame",))
         if index == 1:
             return self.head_end
+        if index - 1 > WINDOW:
+            message = f"frame {index}'s start was not kept (past frame {WINDOW})"
+            raise PositionError(message, path=("frame",))
         return self.ends[index - 2] if index - 1 <= len(self.ends) else None
 
     def _in_frame(self, position: Position) -> int | None:
@@ -577,3 +645,8 @@ def _body_length(head: bytes) -> int:
 _CONTENT_LENGTH = re.compile(rb"\r\ncontent-length:[ \t]*(\d{1,12})[ \t]*(?=\r\n|$)", re.IGNORECASE)
 #: framings without a setup before their first frame
 _RAW = (FramingName.LENGTH_PREFIXED, FramingName.NDJSON)
+
+
+def mib(size: int) -> str:
+    """A byte count for people: in MiB when it is whole MiB, else in bytes."""
+    return f"{size >> 20} MiB" if size and size % (1 << 20) == 0 else f"{size} bytes"

@@ -21,7 +21,7 @@ import functools
 import random
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Protocol, cast
+from typing import Any, Protocol, cast
 
 import trio
 
@@ -30,6 +30,7 @@ from harness.evidence.timeline import HowEnded, Timeline
 from harness.faults.config import Fault
 from harness.faults.items import Direction
 from harness.faults.stage import LinkShape, Locator, Stage, StageContext
+from harness.link.case_wire import setup_problem
 from harness.link.live import LinkTraits, LiveStream
 from harness.link.locator import placement_problem
 from harness.proxy.direction import Connection, Leg, Watcher
@@ -77,6 +78,29 @@ class ProxyConfig:
     connect: Callable[[], Awaitable[trio.SocketStream]] | None = None
     #: TLS toward the consumer and/or the upstream (None: plain TCP on both sides)
     tls: ProxyTls | None = None
+    #: once one direction of a connection has ended, end the connection when the other has
+    #: read nothing for this long (None: never; a case's proxy ends with its deadline): a
+    #: client gone in front of a silent service would otherwise hold it open for ever
+    idle_after_end_s: float | None = None
+
+
+class _Legs:
+    """The two directions of a connection: ``one_ended`` once either has; ``scope`` cancelled
+    once both have (what waits on them then ends too)."""
+
+    def __init__(self, scope: trio.CancelScope) -> None:
+        self.scope = scope
+        self.one_ended = trio.Event()
+        self._running = 2
+
+    async def run(self, leg: Callable[..., Awaitable[None]], *args: Any) -> None:
+        try:
+            await leg(*args)
+        finally:
+            self.one_ended.set()
+            self._running -= 1
+            if self._running == 0:
+                self.scope.cancel()
 
 
 class _Recorder:
@@ -234,10 +258,16 @@ class Proxy:
             try:
                 with conn.scope:
                     async with trio.open_nursery() as nursery:
+                        legs = _Legs(nursery.cancel_scope)
+                        if self.config.idle_after_end_s is not None:
+                            idle = self.config.idle_after_end_s
+                            nursery.start_soon(self._idle_after_end, conn, legs, idle)
                         args = (conn, timeline)
-                        nursery.start_soon(self._direction, *args, "downstream", upstream, client)
+                        nursery.start_soon(
+                            legs.run, self._direction, *args, "downstream", upstream, client
+                        )
                         # (this task is the other direction's: a task fewer per connection)
-                        await self._direction(*args, "upstream", client, upstream)
+                        await legs.run(self._direction, *args, "upstream", client, upstream)
             except Exception as err:  # one connection's failure must not end the server
                 # A fault that cannot run here (a PositionError) or a harness bug. Raising would
                 # crash every connection, and trio can lose the exception in the teardown:
@@ -251,6 +281,21 @@ class Proxy:
                     client.reset()
                 return
         self._log(f"connection {number}: closed")
+
+    async def _idle_after_end(self, conn: Connection, legs: _Legs, idle_s: float) -> None:
+        """Once a direction has ended, end the connection when nothing was read for
+        ``idle_s`` (polled every ``idle_s``: a leg in a thread counts its reads too)."""
+        await legs.one_ended.wait()
+        while True:
+            before = sum(conn.read.values())
+            await trio.sleep(idle_s)
+            if sum(conn.read.values()) == before:
+                self._log(
+                    f"connection {conn.number}: one side ended and the other sent nothing for "
+                    f"{idle_s:g} s: closing"
+                )
+                legs.scope.cancel()
+                return
 
     async def _accept(self, transport: trio.SocketStream, number: int) -> Endpoint | None:
         """The consumer's end: plain, or TLS once its handshake is done (None if it failed)."""
@@ -348,7 +393,25 @@ class Proxy:
             watcher=_as_watcher(locator) if watched else None,
             threads=self.threads if offload else None,
         )
-        await leg.run()
+        try:
+            await leg.run()
+        finally:
+            if direction == "downstream" and isinstance(locator, LiveStream):
+                self._say_undecoded(conn.number, locator)
+
+    def _say_undecoded(self, number: int, stream: LiveStream) -> None:
+        """Once, at the leg's end: why the service's stream was not decoded for positions (it
+        does not speak the framing; a message past the decoders' limit)."""
+        framing = stream.traits.framing
+        if framing is None:
+            return
+        if problem := setup_problem(stream):
+            self._log(f"connection {number}: the service does not speak {framing}: {problem}")
+        elif stream.over_limit:
+            self._log(f"connection {number}: {stream.over_limit}")
+        elif not stream.seen and stream.eof is not None:
+            how = "reset" if stream.eof == "rst" else "closed"
+            self._log(f"connection {number}: the service {how} the connection before a byte")
 
     def _offloadable(self, timeline: Timeline, ends: tuple[Endpoint, Endpoint]) -> bool:
         """Whether the leg may run in a thread (``threadcopy.py``, ``threadchain.py``): its

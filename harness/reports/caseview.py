@@ -15,7 +15,7 @@ from harness.evidence.timeline import FaultRecord
 from harness.judging.results import CaseResult, Check, replay_command
 from harness.reports.results_json import jsonable
 from harness.reports.summary import fault_family, is_failing, observed_label
-from reference_impl.report import ConsumerReport
+from reference_impl.report import accepted_total
 
 MAX_FAULT_ROWS = 50
 END_WORDS = {"rst": "RST", "peer-rst": "RST from the producer", "fin": "FIN", "eof": "FIN"}
@@ -34,12 +34,6 @@ def shown(value: object) -> str:
     if plain is None or isinstance(plain, bool | int | float | str):
         return str(plain)
     return json.dumps(plain, separators=(",", ":"))
-
-
-def accepted_count(report: ConsumerReport) -> int:
-    """Messages the consumer handed on: listed, or only counted (a report read back from
-    ``results.json``, which counts them)."""
-    return len(report.accepted) if report.accepted_count is None else report.accepted_count
 
 
 def verdict(result: CaseResult) -> str:
@@ -77,7 +71,7 @@ def facts(result: CaseResult) -> list[tuple[str, str, str]]:
     """(label, value, class) of each fact shown; the observed verdict marked when failing.
     The pcap link is not a fact here: each renderer links it its own way."""
     report = result.report
-    accepted = f"{accepted_count(report)} messages in {report.reads} reads" if report else ""
+    accepted = f"{accepted_total(report)} messages in {report.reads} reads" if report else ""
     missed = _missed(result)
     # no report at all is red on a failing case; a report, where it differs from the expectation
     differs = missed & {"verdict", "complete"} if report else is_failing(result)

@@ -23,7 +23,7 @@ from typing import Any
 from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult, Target, replay_command
 from harness.reports.summary import fault_family, is_failing, observed_label, totals
-from reference_impl.report import ConsumerReport
+from reference_impl.report import ConsumerReport, accepted_total
 
 RESULTS_VERSION = 2
 SCHEMA_FILE = "results.schema.json"
@@ -100,7 +100,7 @@ def _observed(report: ConsumerReport | None, full: bool) -> dict[str, Any] | Non
         "error_code": report.error_code,
         "framing_verdict": report.framing_verdict,
         "directive": report.directive,
-        "accepted_messages": len(report.accepted),
+        "accepted_messages": accepted_total(report),
         "accepted_bytes": sum(a.size for a in report.accepted),
         "reads": report.reads,
         "detail": report.detail,

@@ -62,6 +62,7 @@ def fault_proxy(
     log: Callable[[str], None] | None = None,
     connect: Callable[[], Awaitable[trio.SocketStream]] | None = None,
     tls: ProxyTls | None = None,
+    idle_after_end_s: float | None = None,
 ) -> Proxy:
     """The fault proxy in front of ``upstream`` with ``faults`` placed on live streams that
     decode with ``traits`` (the producer's framing; None: raw bytes). ``locators`` replaces
@@ -79,6 +80,7 @@ def fault_proxy(
         log=log,
         connect=connect,
         tls=tls,
+        idle_after_end_s=idle_after_end_s,
     )
     return Proxy(config, timeline, live=live, store=store)
 

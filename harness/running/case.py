@@ -102,8 +102,10 @@ async def run_case(
             raise
         harness_error = found.text
     connections = wire.connections(timeline)
+    if consumed.report is None and consumed.problem and (held := wire.held()):
+        consumed.problem += f"; {held}"  # what the stream held when the deadline came
     if external and not harness_error:
-        harness_error = _setup_problems(connections, link.framing)
+        harness_error = _setup_problems(connections, link.framing, timeline)
     report, cuts = (None, ()) if consumed.report is None else bounded(consumed.report)
     obs = Observation(
         report=report,
@@ -157,12 +159,20 @@ def _not_started(consumed: Consumed, startup_ms: float) -> str:
     )
 
 
-def _setup_problems(connections: Sequence[WireConnection], framing: str) -> str:
+def _setup_problems(connections: Sequence[WireConnection], framing: str, timeline: Timeline) -> str:
     """A producer that does not speak the link's framing, or refuses the request, is a setup
     error, not a consumer's."""
     for conn in connections:
         if conn.refused:
             return f"upstream refused the request (connection {conn.number}): {conn.setup_problem}"
+        if conn.over_limit:
+            return f"connection {conn.number}: {conn.over_limit}"
+        # (a fault that acted on the connection may be why: that is the case's to judge)
+        acted = any(r.connection == 1 and r.name != "unreached" for r in timeline.faults)
+        if conn.sent_bytes == 0 and conn.number == 1 and not acted:
+            how = {"rst": "reset the connection", "eof": "closed the connection"}
+            ended = how.get(conn.producer_closed or "", "stayed silent")
+            return f"upstream sent nothing on connection 1: it {ended} without a byte"
         if conn.setup_problem:
             return (
                 f"upstream does not speak {framing} (connection {conn.number}): "

@@ -150,7 +150,10 @@ async def record(link: Link, deadline_s: float, *, allow_refused: bool = False) 
     recording = Recording(_meta(link, created), tuple(tap.events))
     refused = stream_problem(recording, derived.traits)
     if not recording.sent("producer"):
-        refused = f"the service sent nothing ({problem or 'the consumer ended'})"
+        end = recording.end_of("producer")
+        rst = end is not None and end.how == "rst"
+        how = "reset the connection before a byte" if rst else "sent nothing"
+        refused = f"the service {how} ({problem or 'the consumer ended'})"
     if refused and not allow_refused:
         raise RefusedError(refused)
     return Recorded(recording, report, problem, tap.ignored)
@@ -181,4 +184,4 @@ def stream_problem(recording: Recording, traits: LinkTraits) -> str:
             source.observe(event.data)
         elif isinstance(event, End) and event.side == "producer":
             source.observe_end(event.how)
-    return setup_problem(source)
+    return setup_problem(source) or source.over_limit

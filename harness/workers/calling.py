@@ -16,8 +16,8 @@ from collections.abc import AsyncIterable, Awaitable, Callable, Iterable, Mappin
 from typing import Any
 
 from harness.consumers.api import LinkInfo, Message
-from harness.consumers.outcome import MAX_KEPT, CallOutcome, Ending, bounded_text
-from reference_impl.report import Accepted
+from harness.consumers.outcome import CallOutcome, Ending, bounded_text
+from reference_impl.report import Accepted, AcceptedLog
 
 #: exceptions that are a bug in the function (or in the client it calls), not a failure of
 #: the stream the client surfaced
@@ -39,7 +39,7 @@ class BadMessageError(Exception):
 
 class _Collector:
     def __init__(self) -> None:
-        self.accepted: list[Accepted] = []
+        self.accepted = AcceptedLog()  # each connection's first messages, the rest tallied
         self.count = 0
 
     def take(self, item: object) -> None:
@@ -58,8 +58,7 @@ class _Collector:
             raise BadMessageError(
                 f"handed on message {self.count} with connection {connection!r} (an int >= 1)"
             )
-        if len(self.accepted) < MAX_KEPT:
-            self.accepted.append(Accepted.of(bytes(data), connection))
+        self.accepted.add(Accepted.of(bytes(data), connection))
 
 
 def _shape_problem(result: object) -> str:
@@ -127,7 +126,8 @@ def call(function: Callable[[LinkInfo], Any], link: LinkInfo) -> CallOutcome:
         own = ending is Ending.BAD_RETURN
         return CallOutcome(
             ending=ending,
-            accepted=tuple(collector.accepted),
+            accepted=tuple(collector.accepted.listed),
+            accepted_past=collector.accepted.past,
             error_type="" if own else type(err).__name__,
             error_module="" if own else type(err).__module__,
             text=bounded_text(str(err)),
@@ -135,5 +135,8 @@ def call(function: Callable[[LinkInfo], Any], link: LinkInfo) -> CallOutcome:
             duration_s=time.monotonic() - started,
         )
     return CallOutcome(
-        Ending.RETURNED, tuple(collector.accepted), duration_s=time.monotonic() - started
+        Ending.RETURNED,
+        tuple(collector.accepted.listed),
+        accepted_past=collector.accepted.past,
+        duration_s=time.monotonic() - started,
     )

@@ -52,6 +52,8 @@ from h2.errors import ErrorCodes
 from h2.events import (
     ConnectionTerminated,
     DataReceived,
+    PingReceived,
+    RemoteSettingsChanged,
     RequestReceived,
     ResponseReceived,
     StreamEnded,
@@ -91,6 +93,11 @@ _FAILED_TRAILERS = [("grpc-status", "13"), ("grpc-message", "producer failed")] 
 _Headers = Iterable[tuple[bytes | str, bytes | str]]
 
 
+#: SETTINGS and PING frames a client acknowledges on one connection; past them the service is
+#: flooding (a gRPC server sends one SETTINGS, and a PING now and then)
+MAX_ANSWERED = 1000
+
+
 class GrpcClient:
     """Consumer side: one server-streaming call, messages out of the response's DATA frames."""
 
@@ -105,6 +112,7 @@ class GrpcClient:
         self._ended = False
         self._response_seen = False  # h2 takes DATA only after the response headers
         self._goaway_seen = False  # and never after a GOAWAY: h2 then refuses every frame
+        self._answered = 0  # SETTINGS and PING frames h2 acknowledges (``MAX_ANSWERED``)
         self._error: CodecError | None = None
 
     def initiate(self) -> bytes:
@@ -219,6 +227,8 @@ class GrpcClient:
                     events.append(self._finish(headers))
             elif isinstance(event, TrailersReceived):
                 events.append(self._finish(_header_map(event.headers)))
+            elif isinstance(event, RemoteSettingsChanged | PingReceived):
+                self._count_answer(event)
             elif isinstance(event, StreamEnded):
                 raise self._cut("END_STREAM without trailers")
             elif isinstance(event, StreamReset):
@@ -230,6 +240,15 @@ class GrpcClient:
             if self._ended:
                 break
         return consumed
+
+    def _count_answer(self, event: H2Event) -> None:
+        """h2 answers every SETTINGS and PING with an ACK: a service that floods them would be
+        answered at any volume (a flood of 2 MB of SETTINGS took 362 kB of ACKs upstream)."""
+        self._answered += 1
+        if self._answered > MAX_ANSWERED:
+            kind = "SETTINGS" if isinstance(event, RemoteSettingsChanged) else "PING"
+            detail = f"HTTP/2 flood: more than {MAX_ANSWERED} SETTINGS and PING frames (a {kind})"
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, detail)
 
     def _finish(self, trailers: dict[str, str]) -> StreamEnd:
         if self._reader.in_message:

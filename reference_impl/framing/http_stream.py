@@ -47,6 +47,10 @@ from reference_impl.framing.request import Refusal
 
 HTTP_BODIES = ("chunked", "close")
 
+#: the largest HTTP chunk a streamed response may announce (its messages are checked as they
+#: come; a size past this is no stream's: ``ffffffffffffffff``)
+MAX_CHUNK_BYTES = 1 << 32
+
 
 class BodyParser(Protocol):
     """What turns a response body into messages (the event-stream parser, NDJSON's lines)."""
@@ -147,6 +151,7 @@ class StreamClient:
         with carrying(events):
             while True:
                 event = self._next_event(at_eof)
+                self._check_chunk()
                 if isinstance(event, h11.Response):
                     self._check_head(event)
                 elif isinstance(event, h11.Data) and self._refused is not None:
@@ -164,6 +169,15 @@ class StreamClient:
                 ):
                     return events
                 # InformationalResponse (1xx) is legal before the real response: skip it.
+
+    def _check_chunk(self) -> None:
+        """Refuse a chunk size no stream has (``ffffffffffffffff``): h11 takes any, and would
+        read the rest of the stream as one chunk. h11 keeps what is left of the chunk in
+        flight in its reader (0.16: ``_bytes_in_chunk``); an h11 without it checks nothing."""
+        left = getattr(getattr(self._conn, "_reader", None), "_bytes_in_chunk", 0)
+        if isinstance(left, int) and left > MAX_CHUNK_BYTES:
+            detail = f"HTTP: a chunk of more than {MAX_CHUNK_BYTES} bytes announced"
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, detail)
 
     def _next_event(self, at_eof: bool) -> h11.Event | type[h11.NEED_DATA] | type[h11.PAUSED]:
         """h11's next event; its protocol errors as ``CodecError`` (at EOF: a cut body)."""

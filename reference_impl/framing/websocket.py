@@ -162,6 +162,8 @@ class WebSocketClient:
             return b""
         head, rest = bytes(self._head[: end.end()]), bytes(self._head[end.end() :])
         self._head.clear()
+        if problem := _bad_status_line(head):
+            raise CodecError(ErrorCode.PROTOCOL_ERROR, problem)
         if self._monitor:
             return self._watch_head(head, rest)
         try:
@@ -497,3 +499,15 @@ def client(options: FramingOptions) -> WebSocketClient:
 def server(options: FramingOptions) -> WebSocketServer:
     """A fresh producer-side codec."""
     return WebSocketServer(options)
+
+
+_STATUS_LINE = re.compile(rb"HTTP/1\.[01] \d{3}( [^\r\n]*)?\r?\n")
+
+
+def _bad_status_line(head: bytes) -> str:
+    """What is wrong with the answer's first line when it is no HTTP/1.1 status line (a
+    service that does not speak HTTP there); '' when it is one."""
+    if _STATUS_LINE.match(head):
+        return ""
+    line = head.split(b"\n", 1)[0].rstrip(b"\r")[:80]
+    return f"bad status line: the answer to the upgrade starts {line!r}, not 'HTTP/1.1 101'"

@@ -37,7 +37,13 @@ from reference_impl.framing_guard import (
 from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.payload.registry import payload
 from reference_impl.payload.sides import Ending, PayloadSide
-from reference_impl.report import Accepted, ConnectionSummary, ConsumerReport, Recorded
+from reference_impl.report import (
+    Accepted,
+    AcceptedLog,
+    ConnectionSummary,
+    ConsumerReport,
+    Recorded,
+)
 
 #: framing -> seed 000 framing mode
 FRAMING_MODES = {
@@ -69,7 +75,7 @@ class ConsumerSession:
         self.config = config
         self._side: PayloadSide = payload(config.payload).side(config)
         self._codec: ClientCodec | None = None
-        self._accepted: list[Accepted] = []  # only with config.list_accepted
+        self._accepted = AcceptedLog()  # only with config.list_accepted
         self._accepted_count = 0
         self._connections: list[ConnectionSummary] = []
         self._conn_reads = 0
@@ -260,7 +266,7 @@ class ConsumerSession:
                 return
             self._accepted_count += 1
             if self.config.list_accepted:
-                self._accepted.append(Accepted.of(event.data, self.connection))
+                self._accepted.add(Accepted.of(event.data, self.connection))
             # the id in force at this event's dispatch: an empty one reset it (WHATWG: no
             # Last-Event-ID then), and it persists across events that have none of their own
             self._last_id = event.id
@@ -357,7 +363,8 @@ class ConsumerSession:
             error_code=conclusion.error_code,
             framing_verdict=self._connections[-1].framing_verdict,
             # a payload that refused its stream hands nothing on (fail closed)
-            accepted=tuple(self._accepted) if conclusion.hands_on else (),
+            accepted=tuple(self._accepted.listed) if conclusion.hands_on else (),
+            accepted_past=self._accepted.past if conclusion.hands_on else (),
             connections=tuple(self._connections),
             reads=sum(c.reads for c in self._connections),
             recorded=recorded,

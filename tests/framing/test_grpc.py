@@ -362,3 +362,21 @@ def test_a_large_stream_through_the_pump() -> None:
     # against the window before the codec can acknowledge the frames before it.
     reads = split_at(wire, range(0, len(wire), 64 * 1024))
     assert decode(NAME, reads) == [*messages, OK]
+
+
+def test_a_settings_flood_is_refused_not_answered_at_any_volume() -> None:
+    """Each SETTINGS frame asks for an ACK: past ``MAX_ANSWERED`` the service is flooding,
+    and the client stops, with what it answered bounded."""
+    client = make_client("grpc", FramingOptions())
+    client.initiate()
+    settings = b"\x00\x00\x00\x04\x00\x00\x00\x00\x00"  # an empty SETTINGS frame, stream 0
+    answered = 0
+    with pytest.raises(CodecError) as err:
+        for _ in range(grpc.MAX_ANSWERED + 1):
+            client.receive_data(settings)
+            answered += len(client.data_to_send())
+    assert (err.value.code, err.value.detail) == (
+        ErrorCode.PROTOCOL_ERROR,
+        f"HTTP/2 flood: more than {grpc.MAX_ANSWERED} SETTINGS and PING frames (a SETTINGS)",
+    )
+    assert answered == grpc.MAX_ANSWERED * 9  # one 9-byte ACK each, no more

@@ -422,3 +422,19 @@ def test_client_state_is_visible() -> None:
     assert client.data_to_send() == b""
     assert client.receive_data(b"tial\n\n") == [Message(b"partial", id="8")]
     assert (client.partial(), client.last_event_id) == (b"", "8")
+
+
+@pytest.mark.parametrize("size", ["ffffffffffffffff", "1ffffffff"])
+def test_a_chunk_size_no_stream_has_is_refused(size: str) -> None:
+    """h11 takes any chunk size: past ``MAX_CHUNK_BYTES`` the codec refuses it, before it
+    reads the rest of the stream as one chunk; whole and a byte at a time."""
+    head = (
+        b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ntransfer-encoding: chunked\r\n\r\n"
+    )
+    wire = head + size.encode() + b"\r\n" + b"data: x\n\n" * 5
+    for pieces in ([wire], bytewise(wire)):
+        err = decode_error("sse", pieces)
+        assert (err.code, err.detail) == (
+            ErrorCode.PROTOCOL_ERROR,
+            "HTTP: a chunk of more than 4294967296 bytes announced",
+        )

@@ -417,3 +417,17 @@ def test_server_refuses_misuse_and_bad_client_frames() -> None:
     with pytest.raises(CodecError) as info:
         server.receive_data(frame(0x81, b"unmasked"))  # clients must mask (RFC 6455 5.1)
     assert info.value.code == ErrorCode.PROTOCOL_ERROR
+
+
+@pytest.mark.parametrize("monitor", [False, True])
+def test_an_answer_that_is_no_http_is_a_bad_status_line(monitor: bool) -> None:
+    """Garbage where the upgrade's answer should be is named as such: its first line."""
+    options = FramingOptions()
+    codec = websocket.monitor(options) if monitor else make_client("websocket", options)
+    codec.initiate()
+    with pytest.raises(CodecError) as err:
+        codec.receive_data(b"garbage garbage\r\n\r\n")
+    assert (err.value.code, err.value.detail) == (
+        ErrorCode.PROTOCOL_ERROR,
+        "bad status line: the answer to the upgrade starts b'garbage garbage', not 'HTTP/1.1 101'",
+    )

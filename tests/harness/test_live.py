@@ -12,7 +12,14 @@ from hypothesis import strategies as st
 
 from harness.errors import PositionError
 from harness.faults.position import Position
-from harness.link.live import EVERY_FRAME, MAX_EXACT_BYTES, LinkTraits, LiveStream
+from harness.link.case_wire import CaseWire
+from harness.link.live import (
+    EVERY_FRAME,
+    MAX_EXACT_BYTES,
+    MIN_MONITOR_BYTES,
+    LinkTraits,
+    LiveStream,
+)
 from harness.link.prepared import PreparedLink, prepare
 from reference_impl.framing import FramingOptions
 from reference_impl.framing.request import Request
@@ -294,3 +301,40 @@ def test_no_frame_comes_after_the_framings_own_end_though_the_connection_stays_o
     stream.observe(wire[-5:])  # b"0\r\n\r\n"
     with pytest.raises(PositionError, match="the stream had 3 frames, not 30"):
         stream.frame_span(30)
+
+
+@pytest.mark.parametrize("framing", ["sse", "ndjson", "length-prefixed", "websocket"])
+def test_a_message_over_the_limit_stops_decoding_and_says_so(framing: str) -> None:
+    """A peer's endless message costs at most the decoders' limit: past it the stream is no
+    longer decoded, memory stays flat, and ``over_limit`` names the size and the limit."""
+    limit = MIN_MONITOR_BYTES
+    heads = {
+        "sse": b"HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\n\r\ndata: ",
+        "ndjson": b"",
+        "length-prefixed": (limit + 10).to_bytes(4, "big"),
+        "websocket": b"HTTP/1.1 101 Switching Protocols\r\n\r\n\x82\x7f"
+        + (limit + 10).to_bytes(8, "big"),
+    }
+    stream = LiveStream(LinkTraits(framing, payload="messages"))
+    stream.observe(heads[framing])
+    piece = b"x" * (1 << 20)
+    for _ in range(20):  # 20 MiB of one message, more than the 16 MiB limit
+        stream.observe(piece)
+    assert stream.error is not None and stream.over_limit.startswith(
+        f"the service sent a message of more than {limit} bytes after 0 messages; the link's "
+        "limit is 16 MiB ("
+    )
+    assert stream.codec is not None and stream.codec.partial() == b""  # nothing of it held
+
+
+def test_what_the_stream_held_is_said_for_a_case_without_a_verdict() -> None:
+    """A no_verdict case says what the producer's stream held when the deadline came: a
+    head a byte at a time, or a flood that had not ended."""
+    wire = CaseWire(LinkTraits("sse", payload="messages"), ())
+    assert wire.held() == ""  # the consumer never connected
+    stream = wire("downstream", 1)
+    assert wire.held() == "the producer sent nothing on connection 1"
+    stream.observe(b"HTTP/1.1 2")
+    assert wire.held() == "the producer sent 10 bytes on connection 1, its response head unended"
+    stream.observe(b"00 OK\r\ncontent-type: text/event-stream\r\n\r\n" + b"data: t\n\n" * 3)
+    assert wire.held() == "the producer sent 79 bytes on connection 1: 3 messages, no end"

@@ -110,7 +110,7 @@ async def test_a_position_the_live_stream_never_reaches_is_inconclusive() -> Non
     assert (result.outcome, result.diagnosis) == (
         "inconclusive",
         "I5: kill (downstream, connection 1) never fired: at.frame: the stream had 6 frames, "
-        "not 99",
+        "not 99; the consumer ended RESULT_VERIFIED (complete=True, 6 accepted)",
     )
     assert result.report is not None  # the stream passed untouched, and the consumer judged it
 
@@ -125,7 +125,8 @@ async def test_a_frame_after_an_earlier_cut_is_inconclusive_with_the_cut_named()
     assert (result.outcome, result.diagnosis) == (
         "inconclusive",
         "I5: drop_frame (downstream, connection 1) never fired: the leg ended (rst) after 3 "
-        "bytes, before the fault's place",
+        "bytes, before the fault's place; the consumer ended ERR_ZPARQL_STREAM_TRUNCATED "
+        "(complete=False, 0 accepted: rst)",
     )
 
 

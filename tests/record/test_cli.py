@@ -86,7 +86,10 @@ def test_record_with_a_consumer_function(producer: str, tmp_path: Path) -> None:
     recording = read_recording(str(out))
     assert recording.sent("consumer").startswith(b"GET ")
     assert recording.sent("producer").startswith(b"HTTP/1.1 200")
-    assert done.stdout.endswith("producer end eof; consumer verdict COMPLETE\n")
+    assert done.stdout.endswith(
+        "producer end eof; consumer verdict COMPLETE (complete=True, 42 accepted: returned "
+        "normally after 42 message(s))\n"
+    )
 
 
 def test_a_consumer_function_that_cannot_be_found_is_one_line(tmp_path: Path) -> None:
