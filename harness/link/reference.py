@@ -104,6 +104,8 @@ def link_spec(link: Link) -> LinkSpec:
         tokens.default_tokens(config.count, 0),
         advertise_length=config.advertise_length,
         send_completion=config.send_completion,
+        tools=config.tools,
+        length_limited=config.length_limited,
     )
     return LinkSpec(base.framing, base.payload, tokens=spec_t, options=base.options)
 

@@ -177,13 +177,24 @@ class TokensConfig:
     """Payload ``tokens``: an LLM-style token stream (seed 002)."""
 
     #: producer profile, which decides the completion signal
-    profile: Literal["openai", "anthropic", "generic"] = defaults.TOKEN_PROFILE  # type: ignore[assignment]
+    profile: Literal["openai", "anthropic", "generic", "openai-responses"] = defaults.TOKEN_PROFILE  # type: ignore[assignment]
     #: number of tokens
     count: Messages = defaults.TOKEN_COUNT
     #: whether the producer announces the length up front (enables COMPLETE_BY_LENGTH)
     advertise_length: bool = False
     #: whether the producer ends with its completion signal
     send_completion: bool = True
+    #: tool calls the producer makes after the text (profile ``openai-responses``)
+    tools: Annotated[int, Ge(0), Le(defaults.MAX_TOOL_CALLS)] = 0
+    #: the producer stops at its output limit and says so (``response.incomplete``), which is
+    #: truncation by length, never a complete answer (profile ``openai-responses``)
+    length_limited: bool = False
+
+    def __post_init__(self) -> None:
+        if self.profile != "openai-responses":
+            for key in ("tools", "length_limited"):
+                if getattr(self, key):
+                    raise FieldError("only with profile openai-responses", path=(key,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -468,8 +479,13 @@ ENVELOPE_RECORD_BYTES = 100
 TOKEN_BYTES = 64
 
 
-#: messages a token stream makes besides its tokens, at most (the anthropic profile's events)
+#: messages a token stream makes besides its tokens and tool calls, at most (the anthropic
+#: profile's events; the Responses profile's), and those of one tool call, at most (its
+#: arguments in fragments)
 TOKEN_SIGNALS = 6
+RESPONSES_SIGNALS = 8
+TOOL_CALL_MESSAGES = 16
+TOOL_CALL_BYTES = TOOL_CALL_MESSAGES * 200
 _SIGNALS = {"envelope": "header and trailer", "tokens": "signals"}
 
 
@@ -481,7 +497,8 @@ def payload_messages(link: Link) -> int:
         return config.message_count
     if isinstance(config, EnvelopeConfig):
         return -(-config.records // config.chunk_records) + 2
-    return config.count + TOKEN_SIGNALS
+    signals = RESPONSES_SIGNALS if config.profile == "openai-responses" else TOKEN_SIGNALS
+    return config.count + signals + config.tools * TOOL_CALL_MESSAGES
 
 
 def payload_size(link: Link) -> int:
@@ -491,7 +508,7 @@ def payload_size(link: Link) -> int:
         return config.payload_bytes
     if isinstance(config, EnvelopeConfig):
         return config.records * ENVELOPE_RECORD_BYTES
-    return config.count * TOKEN_BYTES
+    return config.count * TOKEN_BYTES + config.tools * TOOL_CALL_BYTES
 
 
 @dataclass(frozen=True, slots=True)

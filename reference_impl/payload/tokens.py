@@ -1,7 +1,7 @@
 """Seed 002's token stream: LLM-style token frames, a completion signal, an optional length hint.
 
 One frame is one framing message of compact UTF-8 JSON (multi-byte characters raw, so cuts land
-inside them). Three producer profiles (design decision 5), frames in order, ``[..]`` optional:
+inside them). Four producer profiles (design decision 5), frames in order, ``[..]`` optional:
 
 ``openai``: ``[hint] token* finish signal``
     token ``{"choices":[{"index":0,"delta":{"content":TOKEN}}]}``;
@@ -15,6 +15,8 @@ message_delta signal``
 ``generic`` (ours): ``[hint] token* signal``
     token ``{"token":TOKEN}``; signal ``{"done":true,"tokens":N}``, whose N must equal the
     tokens received (it also catches a token dropped in the middle).
+``openai-responses``: OpenAI's Responses API, typed events numbered by ``sequence_number``,
+    text and function-call output items, signal ``response.completed``; see ``responses.py``.
 
 The length hint (seed 002's ``expected_stream_length_hint``, in tokens) rides in a frame that
 each profile's own clients skip: openai ``{"choices":[],"tearline_expected_tokens":N}`` (empty
@@ -45,8 +47,11 @@ from typing import Final, Literal
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message
 from reference_impl.partial_stream_guard import StreamState
+from reference_impl.payload import responses
+from reference_impl.payload import token_frames as tf
+from reference_impl.payload.token_frames import Frame, Reader, ToolCall
 
-PROFILES: Final = ("openai", "anthropic", "generic")
+PROFILES: Final = ("openai", "anthropic", "generic", responses.PROFILE)
 HINT_KEY: Final = "tearline_expected_tokens"
 DONE: Final = b"[DONE]"
 
@@ -69,18 +74,27 @@ def default_tokens(count: int, seed: int = 0) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class TokenStreamSpec:
-    """What a token producer streams; see the module docstring for the frames."""
+    """What a token producer streams; see the module docstring for the frames.
+
+    ``tools``: function calls after the text (``openai-responses``); ``length_limited``: the
+    producer stops at its output limit and says so (``response.incomplete``); ``seed``: the
+    generator of the random-looking parts (the Responses ``obfuscation`` padding)."""
 
     profile: str
     tokens: tuple[str, ...]
     advertise_length: bool = False
     send_completion: bool = True
+    tools: int = 0
+    length_limited: bool = False
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
             raise ValueError(f"unknown profile {self.profile!r}; known: {PROFILES}")
         if not all(isinstance(t, str) and t for t in self.tokens):
             raise ValueError("tokens must be non-empty strings (an empty one is not a token)")
+        if self.tools < 0:
+            raise ValueError("tools must be >= 0")
 
 
 def iter_messages(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -88,9 +102,8 @@ def iter_messages(spec: TokenStreamSpec) -> Iterator[Message]:
     return _ENCODERS[spec.profile](spec)
 
 
-def _message(frame: dict[str, object], kind: str = "") -> Message:
-    data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return Message(data, kind)
+_message = tf.encode
+_event = tf.event
 
 
 def _openai(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -101,10 +114,6 @@ def _openai(spec: TokenStreamSpec) -> Iterator[Message]:
     yield _message({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     if spec.send_completion:
         yield Message(DONE)
-
-
-def _event(frame: dict[str, object]) -> Message:
-    return _message(frame, str(frame["type"]))
 
 
 def _anthropic(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -138,60 +147,21 @@ _ENCODERS: dict[str, Callable[[TokenStreamSpec], Iterator[Message]]] = {
     "openai": _openai,
     "anthropic": _anthropic,
     "generic": _generic,
+    responses.PROFILE: responses.iter_messages,
 }
 
 
 # --- consumer side ----------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class _Frame:
-    """What one frame means to the tracker, whatever the profile."""
-
-    kind: Literal["token", "hint", "signal", "other"]
-    text: str = ""
-    count: int | None = None  # the hint's N, or the generic signal's N
+_OTHER = tf.OTHER
+_SIGNAL = tf.SIGNAL
+_malformed = tf.malformed
+_object = tf.json_object
+_count = tf.natural
+_text = tf.token
 
 
-_OTHER = _Frame("other")
-_SIGNAL = _Frame("signal")
-
-
-def _malformed(detail: str) -> CodecError:
-    return CodecError(ErrorCode.MALFORMED_PAYLOAD, detail, at_boundary=True)
-
-
-def _object(data: bytes) -> dict[str, object]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CodecError(ErrorCode.INVALID_UTF8, "frame is not UTF-8", at_boundary=True) from None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise _malformed(f"frame is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _malformed("frame is not a JSON object")
-    return value
-
-
-def _count(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise _malformed(f"token count {value!r} is not a natural number")
-    return value
-
-
-def _text(value: object) -> _Frame:
-    if not isinstance(value, str):
-        raise _malformed("token text is not a string")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate smuggled in as a JSON \ud800 escape
-        raise CodecError(ErrorCode.INVALID_UTF8, "token is not Unicode", at_boundary=True) from None
-    return _Frame("token", value) if value else _OTHER
-
-
-def _decode_openai(message: Message) -> _Frame:
+def _decode_openai(message: Message) -> Frame:
     if message.data == DONE:
         return _SIGNAL
     frame = _object(message.data)
@@ -199,7 +169,7 @@ def _decode_openai(message: Message) -> _Frame:
         raise CodecError(ErrorCode.REMOTE_ERROR, str(frame["error"]), at_boundary=True)
     choices = frame.get("choices")
     if choices == [] and HINT_KEY in frame:
-        return _Frame("hint", count=_count(frame[HINT_KEY]))
+        return Frame("hint", count=_count(frame[HINT_KEY]))
     if choices == []:
         return _OTHER  # a usage chunk
     if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
@@ -214,7 +184,7 @@ def _decode_openai(message: Message) -> _Frame:
 _ANTHROPIC_OTHER = frozenset({"message_start", "content_block_start", "content_block_stop"})
 
 
-def _decode_anthropic(message: Message) -> _Frame:
+def _decode_anthropic(message: Message) -> Frame:
     frame = _object(message.data)
     kind = frame.get("type")
     if message.kind and message.kind != kind:
@@ -224,7 +194,7 @@ def _decode_anthropic(message: Message) -> _Frame:
     if kind == "message_stop":
         return _SIGNAL
     if kind == "ping":
-        return _Frame("hint", count=_count(frame[HINT_KEY])) if HINT_KEY in frame else _OTHER
+        return Frame("hint", count=_count(frame[HINT_KEY])) if HINT_KEY in frame else _OTHER
     if kind == "content_block_delta":
         delta = frame.get("delta")
         if not isinstance(delta, dict) or delta.get("type") != "text_delta":
@@ -235,22 +205,24 @@ def _decode_anthropic(message: Message) -> _Frame:
     raise _malformed(f"unknown event type {kind!r}")
 
 
-def _decode_generic(message: Message) -> _Frame:
+def _decode_generic(message: Message) -> Frame:
     frame = _object(message.data)
     keys = frame.keys()
     if keys == {"token"}:
         return _text(frame["token"])
     if keys == {"expected_tokens"}:
-        return _Frame("hint", count=_count(frame["expected_tokens"]))
+        return Frame("hint", count=_count(frame["expected_tokens"]))
     if keys == {"done", "tokens"} and frame["done"] is True:
-        return _Frame("signal", count=_count(frame["tokens"]))
+        return Frame("signal", count=_count(frame["tokens"]))
     raise _malformed(f"unexpected generic frame with keys {sorted(keys)}")
 
 
-_DECODERS: dict[str, Callable[[Message], _Frame]] = {
-    "openai": _decode_openai,
-    "anthropic": _decode_anthropic,
-    "generic": _decode_generic,
+#: each profile's reader, made fresh for every stream (a reader may keep state)
+_READERS: dict[str, Callable[[], Reader]] = {
+    "openai": lambda: _decode_openai,
+    "anthropic": lambda: _decode_anthropic,
+    "generic": lambda: _decode_generic,
+    responses.PROFILE: responses.ResponsesReader,
 }
 
 
@@ -264,11 +236,13 @@ class TokenTracker:
     """
 
     def __init__(self, profile: str) -> None:
-        if profile not in _DECODERS:
+        if profile not in _READERS:
             raise ValueError(f"unknown profile {profile!r}; known: {PROFILES}")
         self.profile = profile
-        self._decode = _DECODERS[profile]
+        self._decode = _READERS[profile]()
         self._parts: list[str] = []
+        self._calls: list[ToolCall] = []
+        self._progress = 0
         self._sha = hashlib.sha256()
         self._received = 0
         self._expected: int | None = None
@@ -279,6 +253,16 @@ class TokenTracker:
     def text(self) -> str:
         """The concatenated token text received so far."""
         return "".join(self._parts)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls received whole (a call cut anywhere inside is never among them)."""
+        return tuple(self._calls)
+
+    @property
+    def content_frames(self) -> int:
+        """Frames that carried content so far: tokens, tool-call fragments and whole calls."""
+        return self._progress
 
     @property
     def received_tokens(self) -> int:
@@ -326,6 +310,11 @@ class TokenTracker:
                 raise _malformed(f"more tokens than the advertised {self._expected}")
             self._parts.append(frame.text)
             self._received += 1
+            self._progress += 1
+        elif frame.kind in ("fragment", "tool"):
+            self._progress += 1
+            if frame.call is not None:
+                self._calls.append(frame.call)
         elif frame.kind == "signal":
             if frame.count is not None and frame.count != self._received:
                 raise _malformed(f"signal says {frame.count} tokens, got {self._received}")
@@ -335,7 +324,7 @@ class TokenTracker:
                     f"completion signal after {self._received} of the advertised "
                     f"{self._expected} tokens"
                 )
-            self._receipt = f"{self.profile}: {message.data.decode()}"
+            self._receipt = frame.receipt or f"{self.profile}: {message.data.decode()}"
 
     def state(self, terminal_safe: bool) -> StreamState:
         """Seed 002's ``StreamState`` for the stream as received (lengths in tokens)."""
