@@ -106,6 +106,7 @@ def link_spec(link: Link) -> LinkSpec:
         send_completion=config.send_completion,
         tools=config.tools,
         length_limited=config.length_limited,
+        thinking=config.thinking,
     )
     return LinkSpec(base.framing, base.payload, tokens=spec_t, options=base.options)
 

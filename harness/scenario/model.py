@@ -172,6 +172,14 @@ class EnvelopeConfig:
     chunk_records: Annotated[int, Ge(1), Le(MAX_MESSAGES)] = defaults.ENVELOPE_CHUNK_RECORDS
 
 
+#: the token settings that only some producer profiles have
+_PROFILE_SETTINGS = {
+    "tools": ("openai-responses", "anthropic"),
+    "length_limited": ("openai-responses", "anthropic"),
+    "thinking": ("anthropic",),
+}
+
+
 @dataclass(frozen=True, slots=True)
 class TokensConfig:
     """Payload ``tokens``: an LLM-style token stream (seed 002)."""
@@ -184,17 +192,19 @@ class TokensConfig:
     advertise_length: bool = False
     #: whether the producer ends with its completion signal
     send_completion: bool = True
-    #: tool calls the producer makes after the text (profile ``openai-responses``)
+    #: tool calls the producer makes after the text (profiles ``openai-responses``,
+    #: ``anthropic``)
     tools: Annotated[int, Ge(0), Le(defaults.MAX_TOOL_CALLS)] = 0
-    #: the producer stops at its output limit and says so (``response.incomplete``), which is
-    #: truncation by length, never a complete answer (profile ``openai-responses``)
+    #: the producer stops at its output limit and says so (``response.incomplete``, stop
+    #: reason ``max_tokens``): truncation by length, never a complete answer
     length_limited: bool = False
+    #: a thinking block before the text (profile ``anthropic``)
+    thinking: bool = False
 
     def __post_init__(self) -> None:
-        if self.profile != "openai-responses":
-            for key in ("tools", "length_limited"):
-                if getattr(self, key):
-                    raise FieldError("only with profile openai-responses", path=(key,))
+        for key, profiles in _PROFILE_SETTINGS.items():
+            if getattr(self, key) and self.profile not in profiles:
+                raise FieldError(f"only with profile {' or '.join(profiles)}", path=(key,))
 
 
 @dataclass(frozen=True, slots=True)
@@ -485,6 +495,8 @@ TOKEN_BYTES = 64
 TOKEN_SIGNALS = 6
 RESPONSES_SIGNALS = 8
 TOOL_CALL_MESSAGES = 16
+#: an anthropic thinking block and its ping, at most
+THINKING_MESSAGES = 8
 TOOL_CALL_BYTES = TOOL_CALL_MESSAGES * 200
 _SIGNALS = {"envelope": "header and trailer", "tokens": "signals"}
 
@@ -498,7 +510,8 @@ def payload_messages(link: Link) -> int:
     if isinstance(config, EnvelopeConfig):
         return -(-config.records // config.chunk_records) + 2
     signals = RESPONSES_SIGNALS if config.profile == "openai-responses" else TOKEN_SIGNALS
-    return config.count + signals + config.tools * TOOL_CALL_MESSAGES
+    thinking = THINKING_MESSAGES if config.thinking else 0
+    return config.count + signals + thinking + config.tools * TOOL_CALL_MESSAGES
 
 
 def payload_size(link: Link) -> int:

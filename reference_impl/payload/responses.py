@@ -59,11 +59,6 @@ def tool_arguments(index: int) -> str:
     return json.dumps(args, ensure_ascii=False, separators=(",", ":"))
 
 
-def fragments(text: str, size: int = 7) -> list[str]:
-    """``text`` in pieces of ``size`` characters, as models stream arguments."""
-    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
-
-
 def comparable(data: bytes) -> bytes:
     """A frame as a comparison of messages sees it: without its ``obfuscation`` field, which
     is random padding by design (two runs of the same stream differ only there)."""
@@ -153,7 +148,7 @@ def _call_events(emit: _Numbered, index: int, output_index: int) -> Iterator[Mes
     where: dict[str, object] = {"item_id": f"fc_tearline_{index}", "output_index": output_index}
     added = _call_item(index, "", "in_progress")
     yield emit({"type": "response.output_item.added", "output_index": output_index, "item": added})
-    for piece in fragments(arguments):
+    for piece in tf.fragments(arguments):
         delta = {"delta": piece, "obfuscation": emit.obfuscation()}
         yield emit({"type": "response.function_call_arguments.delta", **where, **delta})
     done = {"type": "response.function_call_arguments.done", **where, "arguments": arguments}

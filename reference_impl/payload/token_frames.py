@@ -122,6 +122,11 @@ def whole_json(arguments: str, what: str) -> None:
         raise malformed(f"{what} arguments are not whole JSON: {exc}") from None
 
 
+def fragments(text: str, size: int = 7) -> list[str]:
+    """``text`` in pieces of ``size`` characters, as models stream a tool call's arguments."""
+    return [text[i : i + size] for i in range(0, len(text), size)] or [""]
+
+
 def encode(frame: dict[str, object], kind: str = "") -> Message:
     """One frame as compact UTF-8 JSON (multi-byte characters raw, so cuts land inside them)."""
     data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8")

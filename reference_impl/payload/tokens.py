@@ -11,7 +11,8 @@ inside them). Four producer profiles (design decision 5), frames in order, ``[..
 message_delta signal``
     token ``{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":TOKEN}}``;
     signal ``{"type":"message_stop"}``. ``Message.kind`` is the ``type``, so SSE writes
-    ``event: <type>``; a consumer that sees both checks they agree.
+    ``event: <type>``; a consumer that sees both checks they agree. Settings add thinking and
+    ``tool_use`` blocks, pings and the ``max_tokens`` stop reason; see ``anthropic.py``.
 ``generic`` (ours): ``[hint] token* signal``
     token ``{"token":TOKEN}``; signal ``{"done":true,"tokens":N}``, whose N must equal the
     tokens received (it also catches a token dropped in the middle).
@@ -47,7 +48,7 @@ from typing import Final, Literal
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message
 from reference_impl.partial_stream_guard import StreamState
-from reference_impl.payload import responses
+from reference_impl.payload import anthropic, responses
 from reference_impl.payload import token_frames as tf
 from reference_impl.payload.token_frames import Frame, Reader, ToolCall
 
@@ -76,9 +77,11 @@ def default_tokens(count: int, seed: int = 0) -> tuple[str, ...]:
 class TokenStreamSpec:
     """What a token producer streams; see the module docstring for the frames.
 
-    ``tools``: function calls after the text (``openai-responses``); ``length_limited``: the
-    producer stops at its output limit and says so (``response.incomplete``); ``seed``: the
-    generator of the random-looking parts (the Responses ``obfuscation`` padding)."""
+    ``tools``: tool calls after the text (``openai-responses``, ``anthropic``);
+    ``length_limited``: the producer stops at its output limit and says so
+    (``response.incomplete``, stop reason ``max_tokens``); ``thinking``: a thinking block first
+    (``anthropic``); ``seed``: the generator of the random-looking parts (the Responses
+    ``obfuscation`` padding)."""
 
     profile: str
     tokens: tuple[str, ...]
@@ -86,6 +89,7 @@ class TokenStreamSpec:
     send_completion: bool = True
     tools: int = 0
     length_limited: bool = False
+    thinking: bool = False
     seed: int = 0
 
     def __post_init__(self) -> None:
@@ -103,7 +107,6 @@ def iter_messages(spec: TokenStreamSpec) -> Iterator[Message]:
 
 
 _message = tf.encode
-_event = tf.event
 
 
 def _openai(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -114,24 +117,6 @@ def _openai(spec: TokenStreamSpec) -> Iterator[Message]:
     yield _message({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     if spec.send_completion:
         yield Message(DONE)
-
-
-def _anthropic(spec: TokenStreamSpec) -> Iterator[Message]:
-    n = len(spec.tokens)
-    message = {"id": "msg_tearline", "type": "message", "role": "assistant", "content": []}
-    yield _event({"type": "message_start", "message": message})
-    if spec.advertise_length:
-        yield _event({"type": "ping", HINT_KEY: n})
-    block = {"type": "text", "text": ""}
-    yield _event({"type": "content_block_start", "index": 0, "content_block": block})
-    for token in spec.tokens:
-        delta = {"type": "text_delta", "text": token}
-        yield _event({"type": "content_block_delta", "index": 0, "delta": delta})
-    yield _event({"type": "content_block_stop", "index": 0})
-    stop = {"stop_reason": "end_turn", "stop_sequence": None}
-    yield _event({"type": "message_delta", "delta": stop, "usage": {"output_tokens": n}})
-    if spec.send_completion:
-        yield _event({"type": "message_stop"})
 
 
 def _generic(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -145,7 +130,7 @@ def _generic(spec: TokenStreamSpec) -> Iterator[Message]:
 
 _ENCODERS: dict[str, Callable[[TokenStreamSpec], Iterator[Message]]] = {
     "openai": _openai,
-    "anthropic": _anthropic,
+    "anthropic": anthropic.iter_messages,
     "generic": _generic,
     responses.PROFILE: responses.iter_messages,
 }
@@ -181,30 +166,6 @@ def _decode_openai(message: Message) -> Frame:
     return _OTHER if content is None else _text(content)  # role-only or finish chunk: other
 
 
-_ANTHROPIC_OTHER = frozenset({"message_start", "content_block_start", "content_block_stop"})
-
-
-def _decode_anthropic(message: Message) -> Frame:
-    frame = _object(message.data)
-    kind = frame.get("type")
-    if message.kind and message.kind != kind:
-        raise _malformed(f"event {message.kind!r} carries type {kind!r}")
-    if kind == "error":  # catalogue case 23: mid-stream error event
-        raise CodecError(ErrorCode.REMOTE_ERROR, str(frame.get("error")), at_boundary=True)
-    if kind == "message_stop":
-        return _SIGNAL
-    if kind == "ping":
-        return Frame("hint", count=_count(frame[HINT_KEY])) if HINT_KEY in frame else _OTHER
-    if kind == "content_block_delta":
-        delta = frame.get("delta")
-        if not isinstance(delta, dict) or delta.get("type") != "text_delta":
-            raise _malformed("content_block_delta without a text_delta")
-        return _text(delta.get("text"))
-    if kind in _ANTHROPIC_OTHER or kind == "message_delta":
-        return _OTHER
-    raise _malformed(f"unknown event type {kind!r}")
-
-
 def _decode_generic(message: Message) -> Frame:
     frame = _object(message.data)
     keys = frame.keys()
@@ -220,7 +181,7 @@ def _decode_generic(message: Message) -> Frame:
 #: each profile's reader, made fresh for every stream (a reader may keep state)
 _READERS: dict[str, Callable[[], Reader]] = {
     "openai": lambda: _decode_openai,
-    "anthropic": lambda: _decode_anthropic,
+    "anthropic": anthropic.AnthropicReader,
     "generic": lambda: _decode_generic,
     responses.PROFILE: responses.ResponsesReader,
 }

@@ -17,7 +17,7 @@ from reference_impl.partial_stream_guard import (
     StreamPolicy,
 )
 from reference_impl.payload import responses
-from reference_impl.payload.token_frames import ToolCall
+from reference_impl.payload.token_frames import ToolCall, fragments
 from reference_impl.payload.tokens import TokenStreamSpec, TokenTracker, iter_messages
 from tests.wire import bytewise, decode, examples, produce_wire, split_at
 
@@ -308,7 +308,7 @@ def test_arguments_that_are_not_whole_json_are_refused() -> None:
     # the last fragment (the closing brace) lost, and .done agreeing with what came: the
     # deltas and .done match, yet the arguments are no JSON value, so no call is handed on
     stream = frames(tools=1)
-    short = responses.fragments(responses.tool_arguments(0))[:-1]
+    short = fragments(responses.tool_arguments(0))[:-1]
     del stream[17]
     stream = _mutated_in(stream, 17, arguments="".join(short))
     tracker = TokenTracker(PROFILE)

@@ -258,12 +258,21 @@ def test_a_run_of_sweeps_to_the_end_stops_as_the_streams_are_measured(
 @pytest.mark.parametrize(
     ("tokens", "key", "message"),
     [
-        ("{profile: anthropic, tools: 1}", "tools", "only with profile openai-responses"),
-        ("{length_limited: true}", "length_limited", "only with profile openai-responses"),
+        (
+            "{profile: generic, tools: 1}",
+            "tools",
+            "only with profile openai-responses or anthropic",
+        ),
+        (
+            "{length_limited: true}",
+            "length_limited",
+            "only with profile openai-responses or anthropic",
+        ),
+        ("{profile: openai-responses, thinking: true}", "thinking", "only with profile anthropic"),
         ("{profile: openai-responses, tools: 101}", "tools", "must be <= 100 (got 101)"),
         ("{profile: openai-responses, tools: -1}", "tools", "must be >= 0 (got -1)"),
     ],
 )
-def test_responses_settings_on_their_profile_only(tokens: str, key: str, message: str) -> None:
+def test_profile_settings_on_their_profiles_only(tokens: str, key: str, message: str) -> None:
     text = _scenario("{framing: sse, payload: tokens, tokens: " + tokens + "}")
     assert _issues(text) == [(3, f"link.tokens.{key}", message)]
