@@ -138,13 +138,14 @@ def check_integrity(report: ConsumerReport, obs: Observation) -> tuple[Check, Ch
         return Check("I1", None, skipped), Check("I3", None, skipped)
     problems: dict[int, list[str]] = {}
     for number in sorted({a.connection for a in report.accepted}):
-        accepted = [
-            (obs.as_sent(a.sha256, number), _shown(a.preview, a.sha256, a.size))
-            for a in report.accepted
-            if a.connection == number
-        ]
         on_wire = connection(obs.wire, number)
         sent = () if on_wire is None else on_wire.sent
+        injected = set(() if on_wire is None else on_wire.injected)
+        accepted = [  # an event a fault injected is not the producer's: not judged against it
+            (obs.as_sent(a.sha256, number), _shown(a.preview, a.sha256, a.size))
+            for a in report.accepted
+            if a.connection == number and a.sha256 not in injected
+        ]
         found = _subsequence_problems(accepted, sent, obs.preview)
         if found:
             problems[number] = [f"connection {number}: {p}" for p in found]
