@@ -122,6 +122,9 @@ def consumer_config(link: Link, spec: LinkSpec | None = None) -> ConsumerConfig:
         framing_options=spec.options,
         incomplete_message_timeout_s=consumer.incomplete_message_timeout_ms / 1000,
         idle_timeout_s=consumer.idle_timeout_ms / 1000,
+        content_idle_timeout_s=None
+        if consumer.content_idle_timeout_ms is None
+        else consumer.content_idle_timeout_ms / 1000,
         accept_partial_at_safe_boundary=consumer.accept_partial_at_safe_boundary,
         resume=link.producer.mode == "continue",
         unframed=consumer.unframed,

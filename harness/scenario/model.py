@@ -359,6 +359,10 @@ class ConsumerConfig:
     #: your own consumer as a Python function, ``package.module:function``
     #: (docs/python-consumers.md)
     function: FunctionRef | None = None
+    #: how long to wait for content (a message the payload counts: a token, a tool call's
+    #: fragment, a record) before calling the link dead, whatever else arrives meanwhile
+    #: (heartbeats, pings), in milliseconds; none: only ``idle_timeout_ms`` applies
+    content_idle_timeout_ms: Millis | None = None
 
     def __post_init__(self) -> None:
         if self.command is not None and self.function is not None:
