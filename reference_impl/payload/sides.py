@@ -186,9 +186,7 @@ class TokensSide:
         tracker = self.tracker
         if tracker.completion_signal_present:
             return True
-        return tracker.expected_length is not None and (
-            tracker.received_tokens == tracker.expected_length
-        )
+        return tracker.length_proves_end
 
     def conclude(self, ending: Ending, framing: FramingManifest) -> Conclusion:
         # The terminal byte is a safe boundary only if no frame was cut and nothing was refused.
@@ -219,6 +217,6 @@ class TokensSide:
             directive=detail,
             manifest_digest=manifest.manifest_digest,
             completion_receipt=self.tracker.completion_receipt,
-            length_hint=state.expected_length,
+            length_hint=self.tracker.expected_length,
             recovery_predicate=self.tracker.recovery_predicate(),
         )

@@ -287,11 +287,23 @@ class TokenTracker:
                 )
             self._receipt = frame.receipt or f"{self.profile}: {message.data.decode()}"
 
+    def _length_hint(self) -> int | None:
+        """The hint as a proof of the end (seed 002 gate 2): it counts tokens only, so once
+        other content came (a tool call's fragments, a thinking block) it proves nothing and
+        only the terminal event can end the stream."""
+        return self._expected if self._progress == self._received else None
+
+    @property
+    def length_proves_end(self) -> bool:
+        """As many tokens as the advertised length, and no content the hint does not count."""
+        hint = self._length_hint()
+        return hint is not None and self._received == hint
+
     def state(self, terminal_safe: bool) -> StreamState:
         """Seed 002's ``StreamState`` for the stream as received (lengths in tokens)."""
         return StreamState(
             completion_signal_present=self.completion_signal_present,
-            expected_length=self._expected,
+            expected_length=self._length_hint(),
             received_length=self._received,
             terminal_byte_is_safe_boundary=terminal_safe,
         )
@@ -309,7 +321,7 @@ class TokenTracker:
         (signal, or the advertised length) without error, else ``REFETCH_ALL``: a generation
         cannot be resumed mid-way, a new request streams a new answer."""
         complete = self.completion_signal_present or (
-            self._expected is not None and self._received == self._expected
+            self._length_hint() is not None and self._received == self._expected
         )
         return "NONE" if complete and self._error is None else "REFETCH_ALL"
 

@@ -232,3 +232,12 @@ def test_rich_stream_decodes_at_hypothesis_splits(cuts: list[int]) -> None:
     tracker = _decoded(split_at(wire, cuts))
     assert (tracker.text, tracker.tool_calls) == (" 流式", (call(0), call(1)))
     assert tracker.completion_signal_present
+
+
+def test_a_length_hint_proves_nothing_with_thinking_or_tools() -> None:
+    for options in ({"thinking": True}, {"tools": 1}):
+        stream = frames(("a", "b"), advertise_length=True, send_completion=False, **options)
+        tracker = track(stream)
+        assert (tracker.received_tokens, tracker.expected_length) == (2, 2)
+        assert not tracker.length_proves_end, options
+    assert track(frames(("a",), advertise_length=True, send_completion=False)).length_proves_end

@@ -370,3 +370,23 @@ def test_sse_decodes_at_hypothesis_splits(cuts: list[int]) -> None:
     assert tracker.tool_calls == (call(0), call(1))
     assert tracker.expected_length == 3
     assert tracker.completion_signal_present
+
+
+@pytest.mark.parametrize("keep", [14, 17, 20])  # inside the call's arguments (14, 17), at the end
+def test_a_length_hint_proves_nothing_once_a_tool_call_streams(keep: int) -> None:
+    # the hint counts tokens: all 3 arrived, but a function call followed, so only
+    # response.completed can prove the end (never COMPLETE_BY_LENGTH with a call cut short)
+    stream = frames(tools=1, advertise_length=True, send_completion=False)
+    tracker = track(stream[:keep])
+    assert (tracker.received_tokens, tracker.expected_length) == (3, 3)
+    assert not tracker.length_proves_end
+    verdict = PartialStreamGuard.evaluate_stream(tracker.state(True), StreamPolicy(False)).verdict
+    assert verdict is PartialStreamVerdict.PARTIAL_MID_TOKEN
+    assert tracker.recovery_predicate() == "REFETCH_ALL"
+
+
+def test_a_length_hint_still_proves_a_text_only_stream() -> None:
+    tracker = track(frames(advertise_length=True, send_completion=False))
+    assert tracker.length_proves_end
+    verdict = PartialStreamGuard.evaluate_stream(tracker.state(True), StreamPolicy(False)).verdict
+    assert verdict is PartialStreamVerdict.COMPLETE_BY_LENGTH
