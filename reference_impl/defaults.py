@@ -20,6 +20,8 @@ ENVELOPE_CHUNK_RECORDS = 50
 #: ``tokens`` payload: the producer profile and how many tokens
 TOKEN_PROFILE = "openai"
 TOKEN_COUNT = 30
+#: the most tool calls a token stream makes (each is a dozen or so frames)
+MAX_TOOL_CALLS = 100
 #: the largest message a codec accepts
 MAX_MESSAGE_BYTES = 16 * 1024 * 1024
 #: the consumer: a partial message older than this is stale (seed 000); the wait at a boundary

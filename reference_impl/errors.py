@@ -37,6 +37,10 @@ class ErrorCode(StrEnum):
     # payload layer: messages and tokens
     MALFORMED_PAYLOAD = "MALFORMED_PAYLOAD"  # a whole frame whose content is not what the payload
     #                                          expects (bad JSON, unknown event)
+    OUTPUT_TRUNCATED = "OUTPUT_TRUNCATED"  # the producer ended properly, but said its output was
+    #                                        cut at its length limit (max_tokens, length, ...)
+    SEQUENCE_BROKEN = "SEQUENCE_BROKEN"  # an event's sequence number is not the next one: a gap,
+    #                                      a duplicate or a reordering
     # connection layer (consumer shell)
     CONNECTION_RESET = "CONNECTION_RESET"
     CONNECT_FAILED = "CONNECT_FAILED"
@@ -51,6 +55,7 @@ TRUNCATION_CODES = frozenset(
         ErrorCode.CONNECTION_RESET,
         ErrorCode.IDLE_TIMEOUT,
         ErrorCode.REMOTE_ERROR,
+        ErrorCode.OUTPUT_TRUNCATED,
     }
 )
 

@@ -1,4 +1,5 @@
-"""The consumer core's two timers: idle (any byte) and incomplete message (bytes of a message).
+"""The consumer core's timers: idle (any byte), incomplete message (bytes of a message) and,
+when set, content idle (a message the payload counts as content).
 
 Pure: times are passed in, no clock."""
 
@@ -12,6 +13,7 @@ from reference_impl.events import Message
 from reference_impl.framing import FramingOptions
 from reference_impl.link.consumer_config import ConsumerConfig
 from reference_impl.link.session import ConsumerSession
+from reference_impl.payload.tokens import TokenStreamSpec, iter_messages
 from tests.wire import bytewise, produce_wire
 
 KEY = b"dGhlIHNhbXBsZSBub25jZQ=="  # RFC 6455's sample key
@@ -74,3 +76,39 @@ def test_a_consumer_told_not_to_list_counts_what_it_hands_on(listed: bool) -> No
     report = session.report()
     assert session.accepted_count == 3
     assert (len(report.accepted), report.accepted_count) == ((3, None) if listed else (0, 3))
+
+
+def test_pings_do_not_move_the_content_timer() -> None:
+    # An anthropic stream that only pings after its first delta: each ping is a whole message,
+    # so the idle timer moves, but the content timer counts from the last token.
+    head = list(iter_messages(TokenStreamSpec("anthropic", ("a",))))[:3]  # start, block, "a"
+    ping = Message(b'{"type":"ping"}', "ping")
+    _, wire = produce_wire("ndjson", [*head, ping, ping, ping], end=False)
+    lines = [line + b"\n" for line in wire.split(b"\n")[:-1]]
+    config = ConsumerConfig(
+        "ndjson",
+        payload="tokens",
+        token_profile="anthropic",
+        idle_timeout_s=2.0,
+        content_idle_timeout_s=5.0,
+    )
+    session = ConsumerSession(config)
+    session.connect(0.0)
+    session.receive(b"".join(lines[:3]), 1.0)  # the first token at 1 s
+    assert session.deadline() == 3.0  # idle: 1 s + 2 s
+    for at, line in zip((2.5, 4.0, 5.5), lines[3:], strict=True):
+        session.receive(line, at)
+    assert session.deadline() == 6.0  # the content timer: 1 s + 5 s, not 5.5 s + 2 s
+    session.end_of_stream("timeout", 6.0)
+    report = session.report()
+    assert (report.verdict, report.error_code) == ("PARTIAL_MID_TOKEN", "IDLE_TIMEOUT")
+
+
+def test_without_a_content_timeout_pings_keep_the_link_alive() -> None:
+    config = ConsumerConfig(
+        "ndjson", payload="tokens", token_profile="anthropic", idle_timeout_s=2.0
+    )
+    session = ConsumerSession(config)
+    session.connect(0.0)
+    session.receive(b'{"type":"ping"}\n', 9.0)
+    assert session.deadline() == 11.0

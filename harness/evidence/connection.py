@@ -55,6 +55,10 @@ class WireConnection:
     #: fault inserted them after the end), on a stream the payload's own checks then refused
     #: (an event after ``[DONE]``): a client below the payload layer hands them on too
     payload_added: tuple[str, ...] = ()
+    #: whole messages an ``inject_event`` fault wrote between the producer's (a ping, an
+    #: error event): not the producer's, so accepting one is no I1 breach (nor is accepting a
+    #: message of the same bytes the producer sent: a ping is a ping)
+    injected: tuple[str, ...] = ()
     #: the producer's stream broke its framing before its first message (a foreign producer
     #: that does not speak the declared framing: an HTML error page where SSE was declared)
     setup_problem: str = ""

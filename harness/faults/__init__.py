@@ -22,6 +22,7 @@ from harness.faults.config import BaseFault, Fault
 from harness.faults.corrupt import Corrupt
 from harness.faults.drop_frame import DropFrame
 from harness.faults.duplicate_frame import DuplicateFrame
+from harness.faults.inject_event import InjectEvent
 from harness.faults.insert import Insert
 from harness.faults.kill import Kill
 from harness.faults.latency import Latency
@@ -57,6 +58,7 @@ __all__ = [
     "DropFrame",
     "DuplicateFrame",
     "Fault",
+    "InjectEvent",
     "Insert",
     "Kill",
     "Latency",
@@ -94,6 +96,7 @@ for _scenario_fault in (
     Reconnect,
     Corrupt,
     Insert,
+    InjectEvent,
     DropFrame,
     DuplicateFrame,
     ReorderFrames,

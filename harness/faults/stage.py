@@ -70,10 +70,15 @@ class Recorder(Protocol):
 
 @dataclass(frozen=True, slots=True)
 class LinkShape:
-    """What a stage may need to know of the link's framing (a heartbeat's bytes)."""
+    """What a stage may need to know of the link's framing and payload (a heartbeat's bytes,
+    an injected event's)."""
 
     framing: str | None = None
     sse_chunked: bool = True
+    #: the token profile, when the payload is tokens (an injected event's API)
+    profile: str | None = None
+    #: WebSocket messages as text frames (else binary)
+    ws_text: bool = True
 
 
 @dataclass(slots=True)

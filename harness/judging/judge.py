@@ -184,18 +184,20 @@ def _connection_integrity(
     counts must have equal hashes, more accepted than sent is a breach, fewer must be the
     first ones sent."""
     assert obs.wire is not None
-    accepted = [
+    on_wire = connection(obs.wire, number)
+    injected = set(() if on_wire is None else on_wire.injected)
+    accepted = [  # an event a fault injected is not the producer's: not judged against it
         (obs.as_sent(a.sha256, number), _shown(a.preview, a.sha256, a.size))
         for a in report.accepted
-        if a.connection == number
+        if a.connection == number and a.sha256 not in injected
     ]
-    on_wire = connection(obs.wire, number)
     sent = () if on_wire is None else on_wire.sent
     sent_past = Past() if on_wire is None else on_wire.sent_past
     tallied = accepted_past(report, number)
     past = Past() if tallied is None else Past(tallied.count, tallied.chain)
-    found = _subsequence_problems(accepted, _held_to(obs, number), obs.preview)
-    got, had = len(accepted) + past.count, len(sent) + sent_past.count
+    held = _held_to(obs, number)  # what the producer sent, or received where none could see
+    found = _subsequence_problems(accepted, held, obs.preview)
+    got, had = len(accepted) + past.count, len(held) + sent_past.count
     if on_wire is not None and on_wire.over_limit and (found or got > had):
         return [], on_wire.over_limit  # what the consumer took past it was never decoded
     if got > had:

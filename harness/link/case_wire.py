@@ -151,6 +151,7 @@ class CaseWire:
             delivered_as=_unseen_changes(source, delivered) if rewritten else (),
             payload_changed=_payload_changes(source, delivered) if rewritten else (),
             payload_added=_payload_added(source, delivered) if added else (),
+            injected=_injected(source, delivered) if _fired_kind(timeline, number) else (),
             setup_problem=setup_problem(source),
             over_limit=source.over_limit,
             sent_bytes=source.seen,
@@ -205,6 +206,28 @@ def _payload_changes(source: LiveStream, delivered: LiveStream) -> tuple[tuple[s
     if delivered.payload_accepted >= delivered.ledger.count:
         return ()
     return tuple(p for _, p in _changed_at(source, delivered))
+
+
+def _fired_kind(timeline: Timeline, number: int, kind: str = "inject_event") -> bool:
+    """Whether fault ``kind`` fired on connection ``number``'s producer stream."""
+    return any(
+        r.name == kind and r.connection == number and r.direction == "downstream"
+        for r in timeline.faults
+    )
+
+
+def _injected(source: LiveStream, delivered: LiveStream) -> tuple[str, ...]:
+    """Messages the consumer's side decoded between the producer's, on a connection where an
+    event was injected: the delivered stream is the sent one with insertions, so each message
+    that is not the next one sent is one (an injected ping is found even where the producer
+    sent a ping of the same bytes elsewhere)."""
+    sent, found, next_sent = source.digests, [], 0
+    for digest in delivered.digests:
+        if next_sent < len(sent) and digest == sent[next_sent]:
+            next_sent += 1
+        else:
+            found.append(digest)
+    return tuple(found)
 
 
 def _payload_added(source: LiveStream, delivered: LiveStream) -> tuple[str, ...]:

@@ -88,7 +88,12 @@ class LinkTraits:
     @property
     def shape(self) -> LinkShape:
         """What faults whose bytes depend on the framing (heartbeats) are told of the link."""
-        return LinkShape(self.framing, self.options.sse_body == "chunked")
+        return LinkShape(
+            self.framing,
+            self.options.sse_body == "chunked",
+            profile=self.profile if self.payload == "tokens" else None,
+            ws_text=self.options.ws_text,
+        )
 
     @property
     def has_end(self) -> bool:

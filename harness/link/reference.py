@@ -109,6 +109,9 @@ def link_spec(link: Link) -> LinkSpec:
         advertise_length=config.advertise_length,
         send_completion=config.send_completion,
         stop_reason=config.stop_reason,
+        tools=config.tools,
+        length_limited=config.length_limited,
+        thinking=config.thinking,
     )
     return LinkSpec(base.framing, base.payload, tokens=spec_t, options=base.options)
 
@@ -124,6 +127,9 @@ def consumer_config(link: Link, spec: LinkSpec | None = None) -> ConsumerConfig:
         framing_options=spec.options,
         incomplete_message_timeout_s=consumer.incomplete_message_timeout_ms / 1000,
         idle_timeout_s=consumer.idle_timeout_ms / 1000,
+        content_idle_timeout_s=None
+        if consumer.content_idle_timeout_ms is None
+        else consumer.content_idle_timeout_ms / 1000,
         accept_partial_at_safe_boundary=consumer.accept_partial_at_safe_boundary,
         resume=link.producer.mode == "continue",
         unframed=consumer.unframed,

@@ -175,12 +175,23 @@ class EnvelopeConfig:
     chunk_records: Annotated[int, Ge(1), Le(MAX_MESSAGES)] = defaults.ENVELOPE_CHUNK_RECORDS
 
 
+#: the token settings that only some producer profiles have
+_PROFILE_SETTINGS = {
+    "tools": ("openai-responses", "anthropic"),
+    "length_limited": ("openai-responses", "anthropic"),
+    "thinking": ("anthropic",),
+}
+
+
+TokenProfile = Literal["openai", "anthropic", "generic", "ollama", "openai-responses"]
+
+
 @dataclass(frozen=True, slots=True)
 class TokensConfig:
     """Payload ``tokens``: an LLM-style token stream (seed 002)."""
 
     #: producer profile, which decides the completion signal
-    profile: Literal["openai", "anthropic", "generic", "ollama"] = defaults.TOKEN_PROFILE  # type: ignore[assignment]
+    profile: TokenProfile = defaults.TOKEN_PROFILE  # type: ignore[assignment]
     #: number of tokens
     count: Messages = defaults.TOKEN_COUNT
     #: whether the producer announces the length up front (enables COMPLETE_BY_LENGTH)
@@ -191,11 +202,22 @@ class TokensConfig:
     #: is complete, the answer cut; Ollama's ``done_reason``); ``length`` only with profile
     #: ollama
     stop_reason: Literal["stop", "length"] = "stop"
+    #: tool calls the producer makes after the text (profiles ``openai-responses``,
+    #: ``anthropic``)
+    tools: Annotated[int, Ge(0), Le(defaults.MAX_TOOL_CALLS)] = 0
+    #: the producer stops at its output limit and says so (``response.incomplete``, stop
+    #: reason ``max_tokens``): truncation by length, never a complete answer
+    length_limited: bool = False
+    #: a thinking block before the text (profile ``anthropic``)
+    thinking: bool = False
 
     def __post_init__(self) -> None:
         if self.stop_reason != "stop" and self.profile != "ollama":
             message = "only the ollama profile writes a stop reason (done_reason)"
             raise FieldError(message, path=("stop_reason",))
+        for key, profiles in _PROFILE_SETTINGS.items():
+            if getattr(self, key) and self.profile not in profiles:
+                raise FieldError(f"only with profile {' or '.join(profiles)}", path=(key,))
 
 
 #: a spec version of MCP's Streamable HTTP transport
@@ -400,6 +422,10 @@ class ConsumerConfig:
     #: your own consumer as a Python function, ``package.module:function``
     #: (docs/python-consumers.md)
     function: FunctionRef | None = None
+    #: how long to wait for content (a message the payload counts: a token, a tool call's
+    #: fragment, a record) before calling the link dead, whatever else arrives meanwhile
+    #: (heartbeats, pings), in milliseconds; none: only ``idle_timeout_ms`` applies
+    content_idle_timeout_ms: Millis | None = None
 
     def __post_init__(self) -> None:
         if self.command is not None and self.function is not None:
@@ -555,8 +581,15 @@ TOKEN_BYTES = 64
 MCP_MESSAGE_BYTES = 200
 
 
-#: messages a token stream makes besides its tokens, at most (the anthropic profile's events)
+#: messages a token stream makes besides its tokens and tool calls, at most (the anthropic
+#: profile's events; the Responses profile's), and those of one tool call, at most (its
+#: arguments in fragments)
 TOKEN_SIGNALS = 6
+RESPONSES_SIGNALS = 8
+TOOL_CALL_MESSAGES = 16
+#: an anthropic thinking block and its ping, at most
+THINKING_MESSAGES = 8
+TOOL_CALL_BYTES = TOOL_CALL_MESSAGES * 200
 _SIGNALS = {"envelope": "header and trailer", "tokens": "signals"}
 
 
@@ -570,7 +603,9 @@ def payload_messages(link: Link) -> int:
         return -(-config.records // config.chunk_records) + 2
     if isinstance(config, McpConfig):  # each call's progress and response, and the set-up's
         return config.calls * (config.steps + 1) + 2
-    return config.count + TOKEN_SIGNALS
+    signals = RESPONSES_SIGNALS if config.profile == "openai-responses" else TOKEN_SIGNALS
+    thinking = THINKING_MESSAGES if config.thinking else 0
+    return config.count + signals + thinking + config.tools * TOOL_CALL_MESSAGES
 
 
 def payload_size(link: Link) -> int:
@@ -582,7 +617,7 @@ def payload_size(link: Link) -> int:
         return config.records * ENVELOPE_RECORD_BYTES
     if isinstance(config, McpConfig):
         return payload_messages(link) * MCP_MESSAGE_BYTES
-    return config.count * TOKEN_BYTES
+    return config.count * TOKEN_BYTES + config.tools * TOOL_CALL_BYTES
 
 
 @dataclass(frozen=True, slots=True)

@@ -541,6 +541,63 @@ RULES: tuple[Rule, ...] = (
             "ollama-done-rules::no-done-line",
         ),
     ),
+    Rule(
+        "tokens",
+        "terminal-event-required",
+        "an agent stream that closes cleanly before its terminal event is never complete",
+        "seed 002 What Was Observed 1; pydantic-ai #6610",
+        ("openai-responses::no-terminal-event", "anthropic-tools::no-terminal-event"),
+    ),
+    Rule(
+        "tokens",
+        "in-band-error-typed",
+        "an error event after the 200 (response.failed, error, overloaded_error) and a stop at "
+        "the output limit are typed errors, nothing handed on",
+        "anthropic-sdk-python #688; OpenAI Responses and Anthropic streaming events",
+        (
+            "in-band-errors::responses-error-before-the-first-delta",
+            "in-band-errors::responses-failed-after-partial-text",
+            "in-band-errors::anthropic-overloaded-inside-tool-input",
+            "openai-responses::max-output-tokens",
+            "anthropic-tools::max-tokens",
+        ),
+    ),
+    Rule(
+        "tokens",
+        "tool-call-whole",
+        "a tool call is handed on only whole: a cut or a lost fragment inside its arguments "
+        "yields no call",
+        "seed 002 What Was Observed 3; anthropic-sdk-python #1470",
+        (
+            "openai-responses::cut-inside-tool-arguments",
+            "anthropic-tools::cut-inside-tool-input",
+            "anthropic-tools::tool-input-fragment-dropped",
+            "in-band-errors::responses-incomplete-inside-tool-arguments",
+        ),
+    ),
+    Rule(
+        "tokens",
+        "responses-sequence-checked",
+        "a Responses event's sequence_number is the next one: a gap, duplicate or reordering "
+        "is refused",
+        "OpenAI Responses streaming events (sequence_number)",
+        (
+            "openai-responses::delta-dropped",
+            "openai-responses::delta-duplicated",
+            "openai-responses::deltas-reordered",
+        ),
+    ),
+    Rule(
+        "tokens",
+        "pings-are-not-content",
+        "a stall carrying only pings still times out under a content idle timeout; a ping "
+        "anywhere else changes nothing",
+        "catalogue case 19; Anthropic Messages streaming (ping events)",
+        (
+            "anthropic-tools::ping-only-stall-times-out",
+            "in-band-errors::anthropic-ping-inside-tool-input",
+        ),
+    ),
 )
 
 

@@ -18,6 +18,9 @@ class ConsumerConfig:
     incomplete_message_timeout_s: float = defaults.INCOMPLETE_MESSAGE_TIMEOUT_S
     #: how long to wait at a message boundary for the next byte before calling the link dead
     idle_timeout_s: float = defaults.IDLE_TIMEOUT_S
+    #: how long to wait for content (a message the payload counts as progress) whatever else
+    #: arrives (heartbeats, pings, keep-alive events); None: no such limit
+    content_idle_timeout_s: float | None = None
     accept_partial_at_safe_boundary: bool = False
     #: the producer continues a stream across reconnects (keep payload state) or restarts it
     resume: bool = False

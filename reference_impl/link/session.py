@@ -82,6 +82,7 @@ class ConsumerSession:
         self._conn_bytes = 0
         self._raw = hashlib.sha256()  # bytes of the current connection (partial_stream_hash)
         self._last_byte = 0.0  # any byte: the idle timer
+        self._last_content = 0.0  # a message the payload counts as content: the content timer
         self._last_message_byte = 0.0  # the last byte that advanced a message (seed 000 gate 3)
         self._last_id = ""
         self._error: CodecError | None = None
@@ -111,7 +112,7 @@ class ConsumerSession:
         self._codec = make_client(self.config.framing, options)
         self._conn_reads = self._conn_bytes = 0
         self._raw = hashlib.sha256()
-        self._last_byte = self._last_message_byte = now
+        self._last_byte = self._last_message_byte = self._last_content = now
         self._error, self._stream_end, self._final, self._ending = None, None, None, None
         self._cut_inside, self._refused_by = False, None
         return self._codec.initiate()
@@ -149,10 +150,14 @@ class ConsumerSession:
         )
 
     def deadline(self) -> float:
-        """When to stop waiting for the next byte."""
+        """When to stop waiting for the next byte; with a content timeout, also when to stop
+        waiting for content (keep-alives that arrive meanwhile do not move it)."""
         if self._has_partial():
-            return self._last_message_byte + self.config.incomplete_message_timeout_s
-        return self._last_byte + self.config.idle_timeout_s
+            wait = self._last_message_byte + self.config.incomplete_message_timeout_s
+        else:
+            wait = self._last_byte + self.config.idle_timeout_s
+        content = self.config.content_idle_timeout_s
+        return wait if content is None else min(wait, self._last_content + content)
 
     def receive(self, data: bytes, now: float) -> bytes:
         """Feed bytes read from the link; return bytes owed to the producer."""
@@ -162,6 +167,7 @@ class ConsumerSession:
         self._raw.update(data)
         self._last_byte = now
         progress_before = self._progress(codec)
+        content_before = self._side.content
         if self.config.unframed:
             self._fail(CodecError(ErrorCode.MALFORMED_FRAME, "unframed stream"), "error")
             return b""
@@ -176,6 +182,8 @@ class ConsumerSession:
         self._handle(events)
         if self._progress(codec) != progress_before:
             self._last_message_byte = now  # bytes that advanced a message, not heartbeats
+        if self._side.content != content_before:
+            self._last_content = now  # a message with content, not a ping
         return b"" if self.done else codec.data_to_send()
 
     def end_of_stream(self, how: str, now: float) -> None:

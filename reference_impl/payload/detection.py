@@ -65,7 +65,10 @@ def _tokens(profile: str, hint: bool, completion: bool = True) -> Detection:
         "openai": 'a finish chunk and "data: [DONE]"',
         "anthropic": "typed events from message_start to message_stop",
         "ollama": 'a last line with "done":true and its done_reason',
+        "openai-responses": "typed events, each with its sequence_number, to response.completed",
     }[profile]
+    if profile == "openai-responses":  # every event is numbered: the reader checks the order
+        return _numbered(profile, signal, hint)
     # a generic stream counts its tokens in its completion signal (when it sends one)
     counted = hint or (profile == "generic" and completion)
     counter = "the advertised length" if hint else "the done signal's count"
@@ -87,6 +90,20 @@ def _tokens(profile: str, hint: bool, completion: bool = True) -> Detection:
             (Change.DUPLICATION, "nothing numbers or counts the deltas"),
         ]
     return Detection(name, carries, tuple(seen), tuple(unseen))
+
+
+def _numbered(profile: str, signal: str, hint: bool) -> Detection:
+    """A token stream whose every event carries the next sequence number."""
+    why = "the sequence_number is not the next one"
+    seen = (
+        (Change.LOSS, f"{why} (a gap)"),
+        (Change.DUPLICATION, f"{why} (one repeated)"),
+        (Change.REORDERING, f"{why} (out of order)"),
+        (Change.TRUNCATION, "the stream ends before its completion signal"),
+    )
+    name = f"tokens ({profile}{', advertise_length' if hint else ''})"
+    carries = signal + (", a length hint" if hint else "")
+    return Detection(name, carries, seen, ((Change.CORRUPTION, _TEXT),))
 
 
 MESSAGES = Detection(

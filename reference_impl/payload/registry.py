@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from reference_impl.errors import CodecError
 from reference_impl.events import Message
 from reference_impl.payload import PayloadName, envelope, messages, tokens
 from reference_impl.payload.sides import EnvelopeSide, MessagesSide, PayloadSide, TokensSide
@@ -44,15 +45,18 @@ def _all(spec: object, produced: Sequence[Message]) -> int:
 
 
 def _tokens(spec: tokens.TokenStreamSpec, produced: Sequence[Message]) -> int:
-    """A token stream's result is its tokens: what follows the last token (finish frame,
-    completion signal) proves the end but adds no content, so a stream complete by its
-    advertised length may lack it (seed 002 gate 2)."""
+    """A token stream's result is its tokens and tool calls: what follows the last of them
+    (finish frame, completion signal) proves the end but adds no content, so a stream complete
+    by its advertised length may lack it (seed 002 gate 2)."""
     count = 0
     tracker = tokens.TokenTracker(spec.profile)
     for index, message in enumerate(produced, start=1):
-        before = tracker.received_tokens
-        tracker.feed(message)
-        if tracker.received_tokens > before:
+        before = tracker.content_frames
+        try:
+            tracker.feed(message)
+        except CodecError:  # a stream its producer ends by saying so (length, error): no more
+            break
+        if tracker.content_frames > before:
             count = index
     return count
 

@@ -58,6 +58,11 @@ class Conclusion:
 class PayloadSide(Protocol):
     def feed(self, message: Message) -> None: ...
 
+    @property
+    def content(self) -> int:
+        """Messages fed so far that carried content (a ping or a keep-alive event does not)."""
+        ...
+
     def conclude(self, ending: Ending, framing: FramingManifest) -> Conclusion: ...
 
     def finished(self, ending: Ending) -> bool:
@@ -77,6 +82,10 @@ class MessagesSide:
 
     def feed(self, message: Message) -> None:
         self.count += 1
+
+    @property
+    def content(self) -> int:
+        return self.count
 
     def finished(self, ending: Ending) -> bool:
         if ending.stream_end is not None:
@@ -112,9 +121,15 @@ class EnvelopeSide:
 
     def __init__(self) -> None:
         self.verifier = EnvelopeVerifier()
+        self._fed = 0
 
     def feed(self, message: Message) -> None:
         self.verifier.feed(message.data)
+        self._fed += 1
+
+    @property
+    def content(self) -> int:
+        return self._fed
 
     def finished(self, ending: Ending) -> bool:
         return self.verifier.trailer_seen
@@ -162,14 +177,16 @@ class TokensSide:
     def feed(self, message: Message) -> None:
         self.tracker.feed(message)
 
+    @property
+    def content(self) -> int:
+        return self.tracker.content_frames
+
     def finished(self, ending: Ending) -> bool:
         """Gate 1, the signal; or gate 2, as many tokens as the advertised length."""
         tracker = self.tracker
         if tracker.completion_signal_present:
             return True
-        return tracker.expected_length is not None and (
-            tracker.received_tokens == tracker.expected_length
-        )
+        return tracker.length_proves_end
 
     def conclude(self, ending: Ending, framing: FramingManifest) -> Conclusion:
         # The terminal byte is a safe boundary only if no frame was cut and nothing was refused.
@@ -200,6 +217,6 @@ class TokensSide:
             directive=detail,
             manifest_digest=manifest.manifest_digest,
             completion_receipt=self.tracker.completion_receipt,
-            length_hint=state.expected_length,
+            length_hint=self.tracker.expected_length,
             recovery_predicate=self.tracker.recovery_predicate(),
         )

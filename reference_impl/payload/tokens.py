@@ -11,7 +11,8 @@ inside them). Four producer profiles (design decision 5), frames in order, ``[..
 message_delta signal``
     token ``{"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":TOKEN}}``;
     signal ``{"type":"message_stop"}``. ``Message.kind`` is the ``type``, so SSE writes
-    ``event: <type>``; a consumer that sees both checks they agree.
+    ``event: <type>``; a consumer that sees both checks they agree. Settings add thinking and
+    ``tool_use`` blocks, pings and the ``max_tokens`` stop reason; see ``anthropic.py``.
 ``ollama`` (``/api/chat``, one JSON object per NDJSON line): ``[hint] token* signal``
     token ``{"model":"tearline","created_at":T,"message":{"role":"assistant","content":TOKEN},
     "done":false}``; signal the frame with ``"done":true`` and its ``done_reason``: ``"stop"``,
@@ -23,6 +24,8 @@ message_delta signal``
 ``generic`` (ours): ``[hint] token* signal``
     token ``{"token":TOKEN}``; signal ``{"done":true,"tokens":N}``, whose N must equal the
     tokens received (it also catches a token dropped in the middle).
+``openai-responses``: OpenAI's Responses API, typed events numbered by ``sequence_number``,
+    text and function-call output items, signal ``response.completed``; see ``responses.py``.
 
 The length hint (seed 002's ``expected_stream_length_hint``, in tokens) rides in a frame that
 each profile's own clients skip: openai ``{"choices":[],"tearline_expected_tokens":N}`` (empty
@@ -54,8 +57,11 @@ from typing import Final, Literal
 from reference_impl.errors import CodecError, ErrorCode
 from reference_impl.events import Message
 from reference_impl.partial_stream_guard import StreamState
+from reference_impl.payload import anthropic, responses
+from reference_impl.payload import token_frames as tf
+from reference_impl.payload.token_frames import Frame, Reader, ToolCall
 
-PROFILES: Final = ("openai", "anthropic", "generic", "ollama")
+PROFILES: Final = ("openai", "anthropic", "generic", "ollama", responses.PROFILE)
 #: why a model stopped, as ``TokenStreamSpec.stop_reason`` names it: its own end, or a limit
 STOP_REASONS: Final = ("stop", "length")
 HINT_KEY: Final = "tearline_expected_tokens"
@@ -80,7 +86,13 @@ def default_tokens(count: int, seed: int = 0) -> tuple[str, ...]:
 
 @dataclass(frozen=True, slots=True)
 class TokenStreamSpec:
-    """What a token producer streams; see the module docstring for the frames."""
+    """What a token producer streams; see the module docstring for the frames.
+
+    ``tools``: tool calls after the text (``openai-responses``, ``anthropic``);
+    ``length_limited``: the producer stops at its output limit and says so
+    (``response.incomplete``, stop reason ``max_tokens``); ``thinking``: a thinking block first
+    (``anthropic``); ``seed``: the generator of the random-looking parts (the Responses
+    ``obfuscation`` padding)."""
 
     profile: str
     tokens: tuple[str, ...]
@@ -88,6 +100,10 @@ class TokenStreamSpec:
     send_completion: bool = True
     #: why the model stopped (``STOP_REASONS``); only the ollama profile writes ``length``
     stop_reason: str = "stop"
+    tools: int = 0
+    length_limited: bool = False
+    thinking: bool = False
+    seed: int = 0
 
     def __post_init__(self) -> None:
         if self.profile not in PROFILES:
@@ -98,6 +114,8 @@ class TokenStreamSpec:
             raise ValueError("only the ollama profile writes a stop reason (done_reason)")
         if not all(isinstance(t, str) and t for t in self.tokens):
             raise ValueError("tokens must be non-empty strings (an empty one is not a token)")
+        if self.tools < 0:
+            raise ValueError("tools must be >= 0")
 
 
 def iter_messages(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -105,9 +123,7 @@ def iter_messages(spec: TokenStreamSpec) -> Iterator[Message]:
     return _ENCODERS[spec.profile](spec)
 
 
-def _message(frame: dict[str, object], kind: str = "") -> Message:
-    data = json.dumps(frame, ensure_ascii=False, separators=(",", ":")).encode("utf-8")
-    return Message(data, kind)
+_message = tf.encode
 
 
 def _openai(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -118,28 +134,6 @@ def _openai(spec: TokenStreamSpec) -> Iterator[Message]:
     yield _message({"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]})
     if spec.send_completion:
         yield Message(DONE)
-
-
-def _event(frame: dict[str, object]) -> Message:
-    return _message(frame, str(frame["type"]))
-
-
-def _anthropic(spec: TokenStreamSpec) -> Iterator[Message]:
-    n = len(spec.tokens)
-    message = {"id": "msg_tearline", "type": "message", "role": "assistant", "content": []}
-    yield _event({"type": "message_start", "message": message})
-    if spec.advertise_length:
-        yield _event({"type": "ping", HINT_KEY: n})
-    block = {"type": "text", "text": ""}
-    yield _event({"type": "content_block_start", "index": 0, "content_block": block})
-    for token in spec.tokens:
-        delta = {"type": "text_delta", "text": token}
-        yield _event({"type": "content_block_delta", "index": 0, "delta": delta})
-    yield _event({"type": "content_block_stop", "index": 0})
-    stop = {"stop_reason": "end_turn", "stop_sequence": None}
-    yield _event({"type": "message_delta", "delta": stop, "usage": {"output_tokens": n}})
-    if spec.send_completion:
-        yield _event({"type": "message_stop"})
 
 
 def _generic(spec: TokenStreamSpec) -> Iterator[Message]:
@@ -171,63 +165,24 @@ def _ollama(spec: TokenStreamSpec) -> Iterator[Message]:
 
 _ENCODERS: dict[str, Callable[[TokenStreamSpec], Iterator[Message]]] = {
     "openai": _openai,
-    "anthropic": _anthropic,
+    "anthropic": anthropic.iter_messages,
     "generic": _generic,
     "ollama": _ollama,
+    responses.PROFILE: responses.iter_messages,
 }
 
 
 # --- consumer side ----------------------------------------------------------------------------
 
-
-@dataclass(frozen=True, slots=True)
-class _Frame:
-    """What one frame means to the tracker, whatever the profile."""
-
-    kind: Literal["token", "hint", "signal", "other"]
-    text: str = ""
-    count: int | None = None  # the hint's N, or the generic signal's N
+_OTHER = tf.OTHER
+_SIGNAL = tf.SIGNAL
+_malformed = tf.malformed
+_object = tf.json_object
+_count = tf.natural
+_text = tf.token
 
 
-_OTHER = _Frame("other")
-_SIGNAL = _Frame("signal")
-
-
-def _malformed(detail: str) -> CodecError:
-    return CodecError(ErrorCode.MALFORMED_PAYLOAD, detail, at_boundary=True)
-
-
-def _object(data: bytes) -> dict[str, object]:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError:
-        raise CodecError(ErrorCode.INVALID_UTF8, "frame is not UTF-8", at_boundary=True) from None
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as exc:
-        raise _malformed(f"frame is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise _malformed("frame is not a JSON object")
-    return value
-
-
-def _count(value: object) -> int:
-    if not isinstance(value, int) or isinstance(value, bool) or value < 0:
-        raise _malformed(f"token count {value!r} is not a natural number")
-    return value
-
-
-def _text(value: object) -> _Frame:
-    if not isinstance(value, str):
-        raise _malformed("token text is not a string")
-    try:
-        value.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate smuggled in as a JSON \ud800 escape
-        raise CodecError(ErrorCode.INVALID_UTF8, "token is not Unicode", at_boundary=True) from None
-    return _Frame("token", value) if value else _OTHER
-
-
-def _decode_openai(message: Message) -> _Frame:
+def _decode_openai(message: Message) -> Frame:
     if message.data == DONE:
         return _SIGNAL
     frame = _object(message.data)
@@ -235,7 +190,7 @@ def _decode_openai(message: Message) -> _Frame:
         raise CodecError(ErrorCode.REMOTE_ERROR, str(frame["error"]), at_boundary=True)
     choices = frame.get("choices")
     if choices == [] and HINT_KEY in frame:
-        return _Frame("hint", count=_count(frame[HINT_KEY]))
+        return Frame("hint", count=_count(frame[HINT_KEY]))
     if choices == []:
         return _OTHER  # a usage chunk
     if not isinstance(choices, list) or len(choices) != 1 or not isinstance(choices[0], dict):
@@ -247,43 +202,19 @@ def _decode_openai(message: Message) -> _Frame:
     return _OTHER if content is None else _text(content)  # role-only or finish chunk: other
 
 
-_ANTHROPIC_OTHER = frozenset({"message_start", "content_block_start", "content_block_stop"})
-
-
-def _decode_anthropic(message: Message) -> _Frame:
-    frame = _object(message.data)
-    kind = frame.get("type")
-    if message.kind and message.kind != kind:
-        raise _malformed(f"event {message.kind!r} carries type {kind!r}")
-    if kind == "error":  # catalogue case 23: mid-stream error event
-        raise CodecError(ErrorCode.REMOTE_ERROR, str(frame.get("error")), at_boundary=True)
-    if kind == "message_stop":
-        return _SIGNAL
-    if kind == "ping":
-        return _Frame("hint", count=_count(frame[HINT_KEY])) if HINT_KEY in frame else _OTHER
-    if kind == "content_block_delta":
-        delta = frame.get("delta")
-        if not isinstance(delta, dict) or delta.get("type") != "text_delta":
-            raise _malformed("content_block_delta without a text_delta")
-        return _text(delta.get("text"))
-    if kind in _ANTHROPIC_OTHER or kind == "message_delta":
-        return _OTHER
-    raise _malformed(f"unknown event type {kind!r}")
-
-
-def _decode_generic(message: Message) -> _Frame:
+def _decode_generic(message: Message) -> Frame:
     frame = _object(message.data)
     keys = frame.keys()
     if keys == {"token"}:
         return _text(frame["token"])
     if keys == {"expected_tokens"}:
-        return _Frame("hint", count=_count(frame["expected_tokens"]))
+        return Frame("hint", count=_count(frame["expected_tokens"]))
     if keys == {"done", "tokens"} and frame["done"] is True:
-        return _Frame("signal", count=_count(frame["tokens"]))
+        return Frame("signal", count=_count(frame["tokens"]))
     raise _malformed(f"unexpected generic frame with keys {sorted(keys)}")
 
 
-def _decode_ollama(message: Message) -> _Frame:
+def _decode_ollama(message: Message) -> Frame:
     frame = _object(message.data)
     if "error" in frame:  # Ollama's in-band error line, after HTTP 200
         raise CodecError(ErrorCode.REMOTE_ERROR, str(frame["error"]), at_boundary=True)
@@ -300,15 +231,17 @@ def _decode_ollama(message: Message) -> _Frame:
         raise _malformed("frame without a message")
     content = said.get("content", "")
     if HINT_KEY in frame and content == "":
-        return _Frame("hint", count=_count(frame[HINT_KEY]))
+        return Frame("hint", count=_count(frame[HINT_KEY]))
     return _text(content)  # empty content (a tool call, say): other
 
 
-_DECODERS: dict[str, Callable[[Message], _Frame]] = {
-    "openai": _decode_openai,
-    "anthropic": _decode_anthropic,
-    "generic": _decode_generic,
-    "ollama": _decode_ollama,
+#: each profile's reader, made fresh for every stream (a reader may keep state)
+_READERS: dict[str, Callable[[], Reader]] = {
+    "openai": lambda: _decode_openai,
+    "anthropic": anthropic.AnthropicReader,
+    "generic": lambda: _decode_generic,
+    "ollama": lambda: _decode_ollama,
+    responses.PROFILE: responses.ResponsesReader,
 }
 
 
@@ -322,11 +255,13 @@ class TokenTracker:
     """
 
     def __init__(self, profile: str) -> None:
-        if profile not in _DECODERS:
+        if profile not in _READERS:
             raise ValueError(f"unknown profile {profile!r}; known: {PROFILES}")
         self.profile = profile
-        self._decode = _DECODERS[profile]
+        self._decode = _READERS[profile]()
         self._parts: list[str] = []
+        self._calls: list[ToolCall] = []
+        self._progress = 0
         self._sha = hashlib.sha256()
         self._received = 0
         self._expected: int | None = None
@@ -337,6 +272,16 @@ class TokenTracker:
     def text(self) -> str:
         """The concatenated token text received so far."""
         return "".join(self._parts)
+
+    @property
+    def tool_calls(self) -> tuple[ToolCall, ...]:
+        """The tool calls received whole (a call cut anywhere inside is never among them)."""
+        return tuple(self._calls)
+
+    @property
+    def content_frames(self) -> int:
+        """Frames that carried content so far: tokens, tool-call fragments and whole calls."""
+        return self._progress
 
     @property
     def received_tokens(self) -> int:
@@ -384,6 +329,11 @@ class TokenTracker:
                 raise _malformed(f"more tokens than the advertised {self._expected}")
             self._parts.append(frame.text)
             self._received += 1
+            self._progress += 1
+        elif frame.kind in ("fragment", "tool"):
+            self._progress += 1
+            if frame.call is not None:
+                self._calls.append(frame.call)
         elif frame.kind == "signal":
             if frame.count is not None and frame.count != self._received:
                 raise _malformed(f"signal says {frame.count} tokens, got {self._received}")
@@ -393,13 +343,25 @@ class TokenTracker:
                     f"completion signal after {self._received} of the advertised "
                     f"{self._expected} tokens"
                 )
-            self._receipt = f"{self.profile}: {message.data.decode()}"
+            self._receipt = frame.receipt or f"{self.profile}: {message.data.decode()}"
+
+    def _length_hint(self) -> int | None:
+        """The hint as a proof of the end (seed 002 gate 2): it counts tokens only, so once
+        other content came (a tool call's fragments, a thinking block) it proves nothing and
+        only the terminal event can end the stream."""
+        return self._expected if self._progress == self._received else None
+
+    @property
+    def length_proves_end(self) -> bool:
+        """As many tokens as the advertised length, and no content the hint does not count."""
+        hint = self._length_hint()
+        return hint is not None and self._received == hint
 
     def state(self, terminal_safe: bool) -> StreamState:
         """Seed 002's ``StreamState`` for the stream as received (lengths in tokens)."""
         return StreamState(
             completion_signal_present=self.completion_signal_present,
-            expected_length=self._expected,
+            expected_length=self._length_hint(),
             received_length=self._received,
             terminal_byte_is_safe_boundary=terminal_safe,
         )
@@ -417,7 +379,7 @@ class TokenTracker:
         (signal, or the advertised length) without error, else ``REFETCH_ALL``: a generation
         cannot be resumed mid-way, a new request streams a new answer."""
         complete = self.completion_signal_present or (
-            self._expected is not None and self._received == self._expected
+            self._length_hint() is not None and self._received == self._expected
         )
         return "NONE" if complete and self._error is None else "REFETCH_ALL"
 

@@ -25,7 +25,7 @@ from harness.errors import FieldError, PositionError, render_path
 from harness.faults.config import Fault
 from harness.faults.items import Boundary, Chunk, Close, End, Heartbeat, Item
 from harness.faults.position import Position
-from harness.faults.stage import Chain, StageContext
+from harness.faults.stage import Chain, LinkShape, StageContext
 
 Feed = Sequence[Item | tuple[float, Item]]
 
@@ -157,11 +157,14 @@ def run_fault(
     seed: int = 0,
     started_at: float = 0.0,
     cancel_at: float = math.inf,
+    shape: LinkShape | None = None,
 ) -> Run:
     """Feed ``feed`` through ``fault``'s stage and collect what comes out (see the module doc);
     the run stops at virtual time ``cancel_at`` (for faults that wait forever)."""
     recorder = FakeRecorder()
     ctx = StageContext("downstream", FakeLocator(spans), recorder, random.Random(seed), started_at)
+    if shape is not None:
+        ctx.shape = shape
     sim = _Simulation(Chain([fault.stage(ctx)]), feed)
     sim.run(cancel_at)
     return Run(sim.out, sim.taken, recorder.entries, sim.closed_at)

@@ -374,7 +374,7 @@ def test_i5_names_every_fault_that_never_fired() -> None:
     assert (result.outcome, result.diagnosis) == (
         "inconclusive",
         "I5: kill (downstream, connection 1) never fired; latency (upstream, connection 2) "
-        "never fired",
+        "never fired; the consumer ended RESULT_VERIFIED (complete=True, 3 accepted)",
     )
 
 

@@ -139,6 +139,12 @@ def test_a_stream_has_no_more_messages_than_a_report_lists() -> None:
     tokens = "{framing: sse, payload: tokens, tokens: {count: 99995}}"
     message = "makes 100001 messages with its signals; at most 100000 in one stream"
     assert _issues(_scenario(tokens)) == [(3, "link.tokens.count", message)]
+    responses = "{framing: sse, payload: tokens, tokens: {profile: openai-responses, count: 99993}}"
+    assert _issues(_scenario(responses)) == [(3, "link.tokens.count", message)]
+    load_text(_scenario(responses.replace("99993", "99992")))
+    tools = "{profile: openai-responses, count: 99977, tools: 1}"
+    over = "{framing: sse, payload: tokens, tokens: " + tools + "}"
+    assert _issues(_scenario(over)) == [(3, "link.tokens.count", message)]
 
 
 def test_generated_messages_past_the_payload_bound() -> None:
@@ -247,3 +253,26 @@ def test_a_run_of_sweeps_to_the_end_stops_as_the_streams_are_measured(
     with pytest.raises(ScenarioError) as caught:
         expand_all(scenarios, lambda _: FixedShape(10))
     assert [str(issue) for issue in caught.value.issues] == [_past_the_run(9, 15)]
+
+
+@pytest.mark.parametrize(
+    ("tokens", "key", "message"),
+    [
+        (
+            "{profile: generic, tools: 1}",
+            "tools",
+            "only with profile openai-responses or anthropic",
+        ),
+        (
+            "{length_limited: true}",
+            "length_limited",
+            "only with profile openai-responses or anthropic",
+        ),
+        ("{profile: openai-responses, thinking: true}", "thinking", "only with profile anthropic"),
+        ("{profile: openai-responses, tools: 101}", "tools", "must be <= 100 (got 101)"),
+        ("{profile: openai-responses, tools: -1}", "tools", "must be >= 0 (got -1)"),
+    ],
+)
+def test_profile_settings_on_their_profiles_only(tokens: str, key: str, message: str) -> None:
+    text = _scenario("{framing: sse, payload: tokens, tokens: " + tokens + "}")
+    assert _issues(text) == [(3, f"link.tokens.{key}", message)]
