@@ -51,7 +51,14 @@ def add_link_arguments(parser: argparse.ArgumentParser) -> None:
         action="store_true",
         help="tokens payload: advertise the token count up front",
     )
-    group.add_argument(
+    add_http_body_argument(group)
+    group.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
+    add_request_arguments(parser)
+
+
+def add_http_body_argument(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """``--http-body`` (or its first name, ``--sse-body``): how an HTTP response body ends."""
+    parser.add_argument(
         "--http-body",
         "--sse-body",
         dest="sse_body",
@@ -59,8 +66,6 @@ def add_link_arguments(parser: argparse.ArgumentParser) -> None:
         default="chunked",
         help="sse, ndjson-http: the response body is chunked or ends at the close",
     )
-    group.add_argument("--max-message-bytes", type=int, default=DEFAULT_MAX_MESSAGE_BYTES)
-    add_request_arguments(parser)
 
 
 def header_line(text: str) -> str:

@@ -21,7 +21,7 @@ import sys
 from functools import partial
 from pathlib import Path
 
-from harness.cli.linkargs import PAYLOADS, add_request_arguments
+from harness.cli.linkargs import PAYLOADS, add_http_body_argument, add_request_arguments
 from harness.cli.types import bounded_float, readable_file, upstream
 from harness.config.limits import MAX_DURATION_MS
 from reference_impl.framing import FRAMING_NAMES
@@ -64,14 +64,7 @@ def add_parser(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None
         default="openai",
         help="tokens payload: the producer's profile (how the reference consumer reads it)",
     )
-    parser.add_argument(
-        "--http-body",
-        "--sse-body",
-        dest="sse_body",
-        choices=("chunked", "close"),
-        default="chunked",
-        help="sse, ndjson-http: the response body is chunked or ends at the close",
-    )
+    add_http_body_argument(parser)
     consumer = parser.add_mutually_exclusive_group()
     consumer.add_argument(
         "--consumer",

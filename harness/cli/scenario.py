@@ -309,14 +309,17 @@ def print_warnings(cases: Sequence[Case]) -> None:
 
 def _print_blind(cases: Sequence[Case]) -> None:
     """The faults the link's payload cannot show any consumer (``harness.link.blind``),
-    whoever the producer is: it is the protocol that cannot show them."""
+    whoever the producer is: it is the protocol that cannot show them. An MCP session has no
+    stream payload: its events are numbered by their ids, and its judge sees each one."""
     from harness.link.blind import blind_warnings  # noqa: PLC0415
     from harness.link.reference import link_spec  # noqa: PLC0415
 
     shown = [
         (origin.file, origin.line, link_spec(case.scenario.link), case.scenario.faults)
         for case in cases
-        if (origin := case.scenario.origin) is not None and case.scenario.faults
+        if (origin := case.scenario.origin) is not None
+        and case.scenario.faults
+        and case.scenario.link.payload != "mcp"
     ]
     for line in blind_warnings(shown):
         print(line, file=sys.stderr)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from harness.cli.main import build_parser
+from harness.cli.main import build_parser, main
 from harness.cli.scenario import targeted_cases
 from harness.config.issues import ScenarioError
 from harness.consumers.catalogue import by_name
@@ -252,3 +252,13 @@ async def test_the_sdk_adapter_does_not_replace_a_lost_session() -> None:
     result = await run(text.replace("  expect:", SDK + "  expect:"))
     assert (result.outcome, result.grade) == (Outcome.VIOLATION, Grade.FAILED), result.diagnosis
     assert result.diagnosis.startswith("M4: after a 404 to ")
+
+
+def test_the_library_s_sessions_validate_with_their_faults(
+    capsys: pytest.CaptureFixture[str],
+) -> None:
+    """``tearline validate`` (and ``run``, which prints the same warnings) reads a session's
+    faults without asking its payload what it can show: a session has no stream payload."""
+    assert main(["validate", "scenarios/agent-mcp/"]) == 0
+    out, err = capsys.readouterr()
+    assert (out.splitlines()[-1], err) == ("ok: 21 cases", "")
