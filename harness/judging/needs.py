@@ -9,7 +9,8 @@ expectation depends on one of them is read off the case, never written by hand:
   ``slow_consumer``, a ``timeout``) for at least the case's incomplete-message timeout, before
   the payload proved its result, while bytes keep coming often enough that a read timeout
   never fires (heartbeats advance no message). Or the consumer pauses mid-message
-  (``pause_at_message``) at least that long.
+  (``pause_at_message``) at least that long. Or, with a ``content_idle_timeout_ms``, no
+  content comes for that long while heartbeats or pings do, wherever the stream is.
 - ``idle_timeout``: the stream falls silent for at least the case's idle timeout without a
   byte (heartbeats count as bytes), before the payload proved its result: at a message
   boundary, or inside a message long enough for the incomplete-message timeout too (a plain
@@ -118,6 +119,11 @@ def _stream_needs(scenario: Scenario, prepared: PreparedLink) -> set[str]:
                 needs.add("idle_timeout" if idle else "incomplete_message_timeout")
         elif idle:
             needs.add("idle_timeout")
+        content = link.consumer.content_idle_timeout_ms
+        if content is not None and not idle and silence.message_ms >= content:
+            # bytes keep coming (heartbeats, pings) and no content: a timer that they do not
+            # reset, as the incomplete-message timer is not reset
+            needs.add("incomplete_message_timeout")
     if proof is not None and proved_then_broken(scenario, prepared, proof):
         needs.add("payload")
     return needs

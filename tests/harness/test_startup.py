@@ -111,6 +111,6 @@ async def test_a_program_that_connects_and_hangs_is_cut_at_the_deadline() -> Non
     assert (result.outcome, result.diagnosis) == (
         "no_verdict",
         "I4: no verdict: no verdict within the case deadline (500 ms from its first "
-        "connection); killed; stderr: 'connected'",
+        "connection); killed; stderr: 'connected'; the producer sent nothing on connection 1",
     )
     assert result.startup_s is not None
