@@ -5,13 +5,17 @@ from __future__ import annotations
 
 import itertools
 from collections.abc import Iterable, Sequence
+from typing import TypeVar
 
 from hypothesis import settings
 
 from reference_impl.errors import CodecError
 from reference_impl.events import Event, Message
 from reference_impl.framing import FramingOptions, make_client, make_server
+from reference_impl.framing.base import ClientCodec, ServerCodec
 from reference_impl.link.spec import pump
+
+S = TypeVar("S", bound=ServerCodec)
 
 
 def produce_wire(
@@ -86,3 +90,15 @@ def examples(ci_examples: int) -> settings:
     loaded = settings()  # a fresh settings object inherits the loaded profile's values
     scale = loaded.max_examples / settings.get_profile("ci").max_examples
     return settings(max_examples=max(1, round(ci_examples * scale)))
+
+
+def chunk(payload: bytes) -> bytes:
+    """``payload`` as one HTTP/1.1 chunk."""
+    return b"%x\r\n" % len(payload) + payload + b"\r\n"
+
+
+def ready(server: S, client: ClientCodec) -> S:
+    """``server`` once it has read ``client``'s request (and its answer head was taken)."""
+    server.receive_data(client.initiate())
+    server.data_to_send()
+    return server

@@ -15,7 +15,16 @@ from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions, make_client
 from reference_impl.framing.ndjson_http import NdjsonHttpClient, NdjsonHttpServer
 from reference_impl.framing.request import Request, Route
-from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
+from tests.wire import (
+    bytewise,
+    chunk,
+    decode,
+    decode_error,
+    examples,
+    produce_wire,
+    ready,
+    split_at,
+)
 
 FRAMING = "ndjson-http"
 CHUNKED = FramingOptions(sse_body="chunked")
@@ -37,15 +46,8 @@ OLLAMA = Request(
 MESSAGES = [Message(b'{"a":1}'), Message('{"t":"café 🚀"}'.encode()), Message(b"2")]
 
 
-def chunk(payload: bytes) -> bytes:
-    return b"%x\r\n" % len(payload) + payload + b"\r\n"
-
-
 def ready_server(options: FramingOptions) -> NdjsonHttpServer:
-    server = NdjsonHttpServer(options)
-    server.receive_data(NdjsonHttpClient(options).initiate())
-    server.data_to_send()
-    return server
+    return ready(NdjsonHttpServer(options), NdjsonHttpClient(options))
 
 
 def outcome(pieces: list[bytes]) -> tuple[list[Event], ErrorCode | None, bool | None]:

@@ -12,7 +12,16 @@ from reference_impl.events import Event, Message, StreamEnd
 from reference_impl.framing import FramingOptions
 from reference_impl.framing.request import Request
 from reference_impl.framing.sse import SseClient, SseServer
-from tests.wire import bytewise, decode, decode_error, examples, produce_wire, split_at
+from tests.wire import (
+    bytewise,
+    chunk,
+    decode,
+    decode_error,
+    examples,
+    produce_wire,
+    ready,
+    split_at,
+)
 
 CHUNKED = FramingOptions(sse_body="chunked")
 CLOSE = FramingOptions(sse_body="close")
@@ -37,15 +46,8 @@ EVENTS.append(b"data: \n\n")
 RECEIVED = [MESSAGES[0], Message(MESSAGES[1].data, "delta", "1"), Message(b"", id="1")]
 
 
-def chunk(payload: bytes) -> bytes:
-    return b"%x\r\n" % len(payload) + payload + b"\r\n"
-
-
 def ready_server(options: FramingOptions) -> SseServer:
-    server = SseServer(options)
-    server.receive_data(SseClient(options).initiate())
-    server.data_to_send()
-    return server
+    return ready(SseServer(options), SseClient(options))
 
 
 # --- wire format ----------------------------------------------------------------------------
