@@ -32,6 +32,7 @@ from harness.judging.results import CaseResult
 from harness.reports import details
 from harness.reports.caseview import Scenarios, scenarios
 from harness.reports.joined import Joined, joined_document, result_of
+from harness.reports.refused import RefusedFile
 from harness.reports.results_json import DETAIL_MODES, Selection
 from harness.reports.source import SourceReader
 from harness.reports.summary import is_failing
@@ -130,6 +131,8 @@ class _PageData:
     pcaps: dict[int, str]
     sources: dict[tuple[str, int], str]
     groups: Scenarios
+    #: the scenario files the run left out
+    refused: tuple[RefusedFile, ...] = ()
 
 
 def _in_child_share(number: int) -> bool:
@@ -174,6 +177,7 @@ def write_page(
         elapsed_s=elapsed_s,
         nonce=secrets.token_urlsafe(18),
         groups=data.groups,
+        refused=data.refused,
     )
     (data.out / "index.html").write_text(page, encoding="utf-8")
 
@@ -219,9 +223,10 @@ def write_reports(
         )
         document = results_json.results_document(results, run, pcaps, detail=detail)
         (out / "results.json").write_text(results_json.dumps(document), encoding="utf-8")
-        _write_junit(results, out, pcaps, elapsed_s, created)
+        _write_junit(results, out, pcaps, elapsed_s, created, refused)
 
-    return _write_all(results, out, pcaps, machine_reports, created, command, elapsed_s)
+    refused = selection.refused if selection is not None else ()
+    return _write_all(results, out, pcaps, machine_reports, created, command, elapsed_s, refused)
 
 
 def write_joined(
@@ -252,9 +257,12 @@ def write_joined(
             shutil.copyfile(folder / joined.records[index]["pcap"], out / name)
         document = joined_document(joined, results, pcaps, detail, created, command)
         (out / "results.json").write_text(results_json.dumps(document), encoding="utf-8")
-        _write_junit(results, out, pcaps, joined.elapsed_s, created)
+        _write_junit(results, out, pcaps, joined.elapsed_s, created, joined.refused)
 
-    return _write_all(results, out, pcaps, machine_reports, created, command, joined.elapsed_s)
+    elapsed = joined.elapsed_s
+    return _write_all(
+        results, out, pcaps, machine_reports, created, command, elapsed, joined.refused
+    )
 
 
 def _now() -> str:
@@ -262,11 +270,19 @@ def _now() -> str:
 
 
 def _write_junit(
-    results: Sequence[CaseResult], out: Path, pcaps: dict[int, str], elapsed_s: float, created: str
+    results: Sequence[CaseResult],
+    out: Path,
+    pcaps: dict[int, str],
+    elapsed_s: float,
+    created: str,
+    refused: Sequence[RefusedFile],
 ) -> None:
     from harness.reports import junit  # noqa: PLC0415
 
-    xml = junit.junit_xml(results, pcaps=pcaps, elapsed_s=elapsed_s, timestamp=created[:-1])
+    stamp = created[:-1]
+    xml = junit.junit_xml(
+        results, pcaps=pcaps, elapsed_s=elapsed_s, timestamp=stamp, refused=refused
+    )
     (out / "junit.xml").write_bytes(xml)
 
 
@@ -278,11 +294,12 @@ def _write_all(
     created: str,
     command: Sequence[str],
     elapsed_s: float,
+    refused: Sequence[RefusedFile] = (),
 ) -> str:
     """The page in this process while a forked child runs ``machine_reports`` and writes its
     share of the detail files."""
     (out / details.FOLDER).mkdir(parents=True, exist_ok=True)
-    data = _PageData(out, pcaps, read_sources(results), scenarios(results))
+    data = _PageData(out, pcaps, read_sources(results), scenarios(results), tuple(refused))
 
     def child() -> None:
         machine_reports()

@@ -9,6 +9,7 @@ run or listed, and the exit status is 2. Warnings about deprecated forms go to s
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import os
 import shlex
@@ -469,6 +470,7 @@ def run(args: argparse.Namespace) -> int:
     print_summary(console, results, elapsed)
     if args.report:
         from harness.artifacts.writer import write_reports  # noqa: PLC0415 - scapy etc. only when asked
+        from harness.reports.refused import refused_files  # noqa: PLC0415
 
         writing = time.monotonic()
         written = write_reports(
@@ -478,7 +480,7 @@ def run(args: argparse.Namespace) -> int:
             elapsed_s=elapsed,
             command=["tearline", *sys.argv[1:]],
             detail=args.report_detail or ("all" if args.shard else "failing"),
-            selection=selection,
+            selection=dataclasses.replace(selection, refused=refused_files(library.problems)),
         )
         took = time.monotonic() - writing
         console.print(f"reports: {written} (written in {took:.2f} s)", soft_wrap=True)

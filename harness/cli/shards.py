@@ -136,6 +136,10 @@ def report(args: argparse.Namespace) -> int:
     written = write_joined(joined, folders, args.out, command=command, detail=args.report_detail)
     totals = joined_totals(joined.records)
     print(f"joined {len(shards)} shards, {totals}: {written}")
+    for refused in joined.refused:  # the shards' runs said so; the joined run says it again
+        print(f"not run: {refused.where}: {len(refused.problems)} problem(s)", file=sys.stderr)
+    if joined.refused:
+        return EXIT_BAD_INPUT
     return 0 if all(_ok(r) for r in joined.records) else 1
 
 

@@ -20,6 +20,7 @@ import contextlib
 import json
 import queue
 import threading
+import warnings
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -29,7 +30,9 @@ import trio
 from harness.errors import SetupError
 from harness.evidence.timeline import Timeline
 from harness.faults.config import Fault
-from harness.judging.results import CaseResult, Grade
+from harness.judging.results import CaseResult, Grade, Outcome
+from harness.reports.refused import RefusedFile, refused_files
+from harness.scenario.loader import ScenarioFormatWarning
 from reference_impl.defaults import LOOPBACK
 
 START_TIMEOUT_S = 30.0
@@ -193,29 +196,60 @@ def proxy_factory() -> Iterator[Callable[..., RunningProxy]]:
 
 @dataclass(frozen=True)
 class ScenarioResults:
-    """The judged cases of one ``run_scenarios`` call."""
+    """The judged cases of one ``run_scenarios`` call, and the files it could not run."""
 
     results: tuple[CaseResult, ...]
+    #: the scenario files that did not load or expand: the others' cases ran
+    refused: tuple[RefusedFile, ...] = ()
 
     @property
     def failed(self) -> list[CaseResult]:
-        """Cases that are not ok: graded ``failed``, or not run or proven (error,
-        inconclusive)."""
-        return [r for r in self.results if not r.ok]
+        """What is not ok: each file left out (an ``error`` result naming its problems, so
+        ``assert not results.failed`` fails on it), then the cases graded ``failed`` or not
+        run or proven (error, inconclusive)."""
+        return [*map(_refused_result, self.refused), *(r for r in self.results if not r.ok)]
 
     def count(self, grade: Grade) -> int:
         return sum(1 for r in self.results if r.grade is grade)
 
     def summary(self) -> str:
-        """One line per case that is not ok, with its diagnosis and replay command."""
+        """One line per case that is not ok, with its diagnosis and replay command; each file
+        left out with its problems."""
         from harness.judging.results import replay_command  # noqa: PLC0415
 
-        lines = [f"{len(self.failed)} of {len(self.results)} cases not ok"]
+        failing = [r for r in self.results if not r.ok]
+        lines = [f"{len(failing)} of {len(self.results)} cases not ok"]
+        if self.refused:
+            lines[0] += f"; {len(self.refused)} scenario file(s) not run"
+        lines += [f"not run: {refused.text}" for refused in self.refused]
         lines += [
             f"{r.case_id}: {r.outcome} ({r.grade}): {r.diagnosis}\n  {replay_command(r)}"
-            for r in self.failed
+            for r in failing
         ]
         return "\n".join(lines)
+
+
+def _refused_result(refused: RefusedFile) -> CaseResult:
+    """A file left out, as the ``error`` result of no case."""
+    first = refused.problems[0].line if refused.problems else 0
+    return CaseResult(
+        case_id=f"{refused.file}::(not loaded)",
+        scenario="",
+        file=refused.file,
+        line=first,
+        seed=0,
+        outcome=Outcome.ERROR,
+        diagnosis=refused.text,
+        checks=(),
+        framing="",
+        payload="",
+        fault_kinds=(),
+        expected="the file loads",
+        params=(),
+        duration_s=0.0,
+        report=None,
+        timeline=Timeline(),
+    )
 
 
 def run_scenarios(
@@ -229,14 +263,19 @@ def run_scenarios(
     in_flight: int = 4,
 ) -> ScenarioResults:
     """Run the scenario files at ``paths`` (only the cases over ``framings``/``payloads``, at
-    most ``budget``) against the consumer function ``function`` (``module:function``)."""
-    from harness.link.library import load_cases  # noqa: PLC0415
+    most ``budget``) against the consumer function ``function`` (``module:function``). A file
+    that does not load is left out and listed in ``refused``; the others' cases run. Each
+    warning of a file is a ``ScenarioFormatWarning``."""
+    from harness.link.library import cases_of_files  # noqa: PLC0415
     from harness.matrix.sampling import for_function, unsupported, within_budget  # noqa: PLC0415
     from harness.running.execute import RunSettings, run_all  # noqa: PLC0415
 
+    library = cases_of_files(paths, select)
+    for warning in library.warnings:
+        warnings.warn(ScenarioFormatWarning(str(warning)), stacklevel=2)
     cases = [
         case
-        for case in load_cases(paths, select)
+        for case in library.cases
         if (not framings or case.scenario.link.framing in framings)
         and (not payloads or case.scenario.link.payload in payloads)
         and not unsupported(case)
@@ -256,7 +295,7 @@ def run_scenarios(
     worker.join()
     if failure:
         raise failure[0]
-    return ScenarioResults(tuple(done))
+    return ScenarioResults(tuple(done), refused_files(library.problems))
 
 
 def scenario_runner() -> Iterator[Callable[..., ScenarioResults]]:

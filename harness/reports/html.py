@@ -29,6 +29,7 @@ from harness.evidence.timeline import FaultRecord
 from harness.judging.results import OUTCOMES, CaseResult, Check
 from harness.reports import caseview
 from harness.reports.drawing import timeline_svg
+from harness.reports.refused import RefusedFile
 from harness.reports.strip import StripCell, sweep_svg, verdict_classes
 from harness.reports.summary import NO_FAULT, fault_family, is_failing, totals
 
@@ -93,6 +94,8 @@ class Page:
     failing: tuple[CaseView, ...]
     failing_total: int
     scenarios: tuple[ScenarioView, ...]
+    #: the scenario files the run left out, each with every problem
+    refused: tuple[RefusedFile, ...]
     csp: Markup  # quotes unescaped, for whoever reads the source: only tokens and hashes
     nonce: str
     style: Markup
@@ -262,9 +265,11 @@ def render(
     elapsed_s: float,
     nonce: str,
     groups: caseview.Scenarios | None = None,
+    refused: Sequence[RefusedFile] = (),
 ) -> str:
     """The page. ``nonce``: a fresh random token per report (``writer`` draws it); the data
-    files in ``details/`` (``details.files``) must be written beside it."""
+    files in ``details/`` (``details.files``) must be written beside it; ``refused``: the
+    scenario files the run left out, named at the top."""
     groups = groups or caseview.scenarios(results)
     counts = totals(results)
     style = inline_text("report.css")
@@ -279,6 +284,7 @@ def render(
         failing=_failing(results, pcaps, sources),
         failing_total=counts["cases"] - counts["pass"],
         scenarios=scenario_views(results, groups),
+        refused=tuple(refused),
         csp=Markup(content_security_policy(nonce, style)),
         nonce=nonce,
         style=Markup(style),

@@ -21,6 +21,8 @@ from typing import Any
 
 from harness.evidence.timeline import FaultRecord, HowEnded, Leg, LegEnd, Segment, Timeline
 from harness.judging.results import CaseResult, Check, Grade, Outcome, Target
+from harness.reports.refused import RefusedFile, from_record
+from harness.reports.refused import records as refused_records
 from harness.reports.results_json import RESULTS_VERSION
 from harness.reports.summary import totals
 from reference_impl.report import ConnectionSummary, ConsumerReport
@@ -59,6 +61,11 @@ class Joined:
     elapsed_s: float
     shards: tuple[dict[str, Any], ...]
 
+    @property
+    def refused(self) -> tuple[RefusedFile, ...]:
+        """The scenario files the run left out: every shard read them, so the first says."""
+        return tuple(from_record(item) for item in self.head.get("refused_files") or ())
+
 
 def _shard_of(shard: Shard) -> tuple[int, int]:
     text = shard.document.get("shard")
@@ -83,7 +90,8 @@ def _check_alike(shards: Sequence[Shard]) -> None:
                 "--shard)",
             )
     first = shards[0]
-    for key, what in (("tool_version", "tool version"), ("library", "library"), ("pcap", "pcap")):
+    alike = (("tool_version", "tool version"), ("library", "library"), ("pcap", "pcap"))
+    for key, what in (*alike, ("refused_files", "files left out")):
         for shard in shards[1:]:
             if shard.document.get(key) != first.document.get(key):
                 raise JoinError(
@@ -263,5 +271,6 @@ def joined_document(
         "selected": len(joined.records),
         "shards": list(joined.shards),
         "totals": totals(results),
+        "refused_files": refused_records(joined.refused),
         "cases": [as_detail(r, detail, pcaps.get(i)) for i, r in enumerate(joined.records)],
     }

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import PurePath
 
 from harness.judging.results import CaseResult, Grade, Outcome, replay_command
+from harness.reports.refused import JUNIT_SUITE, RefusedFile
 from harness.reports.summary import observed_label
 
 FAILURES = frozenset({Outcome.FAIL, Outcome.VIOLATION, Outcome.NO_VERDICT})
@@ -110,15 +111,42 @@ def _suite(name: str, cases: Sequence[tuple[CaseResult, str | None]], timestamp:
     return suite
 
 
+def _refused_suite(refused: Sequence[RefusedFile], timestamp: str) -> ET.Element:
+    """One ``<error>`` test case per scenario file the run left out."""
+    suite = ET.Element(
+        "testsuite",
+        {
+            "name": JUNIT_SUITE,
+            "tests": str(len(refused)),
+            "failures": "0",
+            "errors": str(len(refused)),
+            "skipped": "0",
+            "time": "0.000",
+            "timestamp": timestamp,
+            "hostname": platform.node() or "localhost",
+        },
+    )
+    for item in refused:
+        line = item.problems[0].line if item.problems else 0
+        attributes = {"classname": xml_text(item.file), "name": "load", "file": xml_text(item.file)}
+        case = ET.SubElement(suite, "testcase", {**attributes, "line": str(line), "time": "0.000"})
+        message = {"message": xml_text(str(item.problems[0])), "type": "scenario-file"}
+        ET.SubElement(case, "error", message).text = xml_text(item.text)
+    return suite
+
+
 def junit_xml(
     results: Sequence[CaseResult],
     *,
     pcaps: Mapping[int, str],
     elapsed_s: float,
     timestamp: str,
+    refused: Sequence[RefusedFile] = (),
 ) -> bytes:
     """The document, UTF-8 with an XML declaration. ``timestamp``: ISO 8601 without a zone
-    (the JUnit schema's ``xs:dateTime`` as Jenkins writes it); ``pcaps`` by case index."""
+    (the JUnit schema's ``xs:dateTime`` as Jenkins writes it); ``pcaps`` by case index;
+    ``refused``: the scenario files the run left out, each an ``<error>`` in a suite of their
+    own (as pytest reports a module it cannot collect)."""
     by_file: dict[str, list[tuple[CaseResult, str | None]]] = {}
     for index, result in enumerate(results):
         by_file.setdefault(result.file or "(no file)", []).append((result, pcaps.get(index)))
@@ -126,13 +154,15 @@ def junit_xml(
         "testsuites",
         {
             "name": "tearline",
-            "tests": str(len(results)),
+            "tests": str(len(results) + len(refused)),
             "failures": str(sum(_failure_tag(r) == "failure" for r in results)),
-            "errors": str(sum(_failure_tag(r) == "error" for r in results)),
+            "errors": str(sum(_failure_tag(r) == "error" for r in results) + len(refused)),
             "skipped": "0",
             "time": f"{elapsed_s:.3f}",
         },
     )
+    if refused:
+        root.append(_refused_suite(refused, timestamp))
     root.extend(_suite(name, cases, timestamp) for name, cases in by_file.items())
     ET.indent(root)
     document: bytes = ET.tostring(root, encoding="utf-8", xml_declaration=True)

@@ -22,6 +22,8 @@ from typing import Any
 
 from harness.evidence.timeline import Timeline
 from harness.judging.results import CaseResult, Target, replay_command
+from harness.reports.refused import RefusedFile
+from harness.reports.refused import records as refused_records
 from harness.reports.summary import fault_family, is_failing, observed_label, totals
 from reference_impl.report import ConsumerReport, accepted_total
 
@@ -46,6 +48,8 @@ class Selection:
     selected: int | None = None
     #: each result's position in the whole selection (None: 0, 1, 2, ...)
     positions: tuple[int, ...] | None = None
+    #: the scenario files the run left out (they did not load or expand)
+    refused: tuple[RefusedFile, ...] = ()
 
 
 @dataclasses.dataclass(frozen=True, slots=True)
@@ -206,6 +210,7 @@ def results_document(
         "shard": None if chosen.shard is None else "{}/{}".format(*chosen.shard),
         "selected": len(results) if chosen.selected is None else chosen.selected,
         "totals": totals(results),
+        "refused_files": refused_records(chosen.refused),
         "cases": [
             case_record(r, pcaps.get(i), detail, positions[i]) for i, r in enumerate(results)
         ],

@@ -101,3 +101,23 @@ def test_a_failing_function_is_summarised(
     assert len(results.failed) == 1
     assert "consumer function returned int" in results.summary()
     assert "--consumer-function tests.consumers.functions:returns_int" in results.summary()
+
+
+def test_a_broken_file_is_one_failure_and_the_others_run(
+    tearline_scenarios: Callable[..., ScenarioResults], tmp_path: Path
+) -> None:
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: Bad Name\ndescription: d\nlink: {framing: sse, payload: tokens}\n")
+    results = tearline_scenarios(
+        "tests.consumers.functions:codec_consumer", [str(broken), str(HERE / "scenarios")]
+    )
+    assert (results.count(Grade.STRICT), results.count(Grade.NON_STRICT)) == (1, 1)
+    assert [(r.case_id, r.outcome, r.line) for r in results.failed] == [
+        (f"{broken}::(not loaded)", "error", 1)
+    ]
+    assert [p.key_path for p in results.refused[0].problems] == ["name", "expect"]
+    assert results.summary().splitlines()[:2] == [
+        "0 of 2 cases not ok; 1 scenario file(s) not run",
+        f"not run: {broken}:1: name: must be lowercase letters, digits, '.', '_' or '-', "
+        "starting with a letter or digit (got 'Bad Name')",
+    ]

@@ -5,10 +5,12 @@ on, and the exit status says so."""
 from __future__ import annotations
 
 import codecs
+import json
 import os
 import stat
 import subprocess
 import sys
+import xml.etree.ElementTree as ET
 from pathlib import Path
 
 GOOD = """\
@@ -104,6 +106,51 @@ def test_run_runs_the_files_that_load_and_names_the_one_left_out(tmp_path: Path)
     errors = done.stderr.splitlines()
     assert errors[:2] == _lines(BROKEN_LINES, broken)
     assert errors[-1] == f"not run: {broken}:1: 2 problem(s), listed before the cases ran"
+
+
+def test_the_reports_list_the_file_left_out(tmp_path: Path) -> None:
+    """results.json, junit.xml and the page carry the broken file as an error, beside the
+    cases of the files that ran; a joined run of shards keeps it once."""
+    library = tmp_path / "library"
+    library.mkdir()
+    broken, _, _ = _folder(library)
+    done = tearline("run", library, "--report", tmp_path / "out", "--jobs", "1")
+    assert done.returncode == 2, done.stdout + done.stderr
+    document = json.loads((tmp_path / "out" / "results.json").read_text("utf-8"))
+    refused = [
+        {
+            "file": str(broken),
+            "line": 1,
+            "problems": [
+                {"line": 1, "key_path": "name", "message": BROKEN_LINES[0].split(": name: ")[1]},
+                {
+                    "line": 4,
+                    "key_path": "expect",
+                    "message": BROKEN_LINES[1].split(": expect: ")[1],
+                },
+            ],
+        }
+    ]
+    assert (document["refused_files"], document["totals"]["cases"]) == (refused, 2)
+    junit = ET.parse(tmp_path / "out" / "junit.xml").getroot()
+    assert (junit.get("tests"), junit.get("errors"), junit.get("failures")) == ("3", "1", "0")
+    suite = junit.find("testsuite")
+    assert suite is not None and suite.get("name") == "scenario files not run"
+    error = suite.find("testcase/error")
+    assert error is not None and error.get("message") == _lines(BROKEN_LINES, broken)[0]
+    assert (error.text or "").splitlines() == _lines(BROKEN_LINES, broken)
+    page = (tmp_path / "out" / "index.html").read_text("utf-8")
+    assert "Scenario files not run: 1" in page and f"{broken}:1</div>" in page
+    shards = [tmp_path / f"shard{k}" for k in (1, 2)]
+    for k, folder in enumerate(shards, 1):
+        done = tearline("run", library, "--shard", f"{k}/2", "--report", folder, "--jobs", "1")
+        assert done.returncode == 2, done.stdout + done.stderr
+    done = tearline("report", *shards, "--out", tmp_path / "joined")
+    assert (done.returncode, done.stderr) == (2, f"not run: {broken}:1: 2 problem(s)\n")
+    joined = json.loads((tmp_path / "joined" / "results.json").read_text("utf-8"))
+    assert joined["refused_files"] == refused
+    junit = ET.parse(tmp_path / "joined" / "junit.xml").getroot()
+    assert (junit.get("tests"), junit.get("errors")) == ("3", "1")
 
 
 def test_upgrade_check_then_upgrade_in_place(tmp_path: Path) -> None:
