@@ -41,7 +41,7 @@ class ExchangeSelector:
     #: a JSON-RPC method the POST's body holds
     method: Annotated[str, MinLen(1)] | None = None
     #: a JSON-RPC request id the POST's body holds
-    id: int | Annotated[str, MinLen(1)] | None = None
+    id: Annotated[int, Ge(0), Le(MAX_COUNT)] | Annotated[str, MinLen(1)] | None = None
     #: GET (the stream for server messages) or DELETE (the session's end)
     http: HttpExchange | None = None
     #: the nth exchange that matches, counted from 1
