@@ -17,6 +17,7 @@ from dataclasses import dataclass
 
 from harness.faults.config import Fault
 from harness.faults.effects import Effect
+from harness.faults.exchange import ExchangeSelector
 from harness.faults.items import Direction, Item
 from harness.faults.position import Position
 from harness.faults.stage import BaseStage, Locator, PositionedStage, Stage, StageContext
@@ -36,6 +37,10 @@ class Wrapping:
     @property
     def direction(self) -> Direction:
         return self.fault.direction
+
+    @property
+    def request(self) -> ExchangeSelector | None:
+        return self.fault.request
 
     @property
     def effects(self) -> frozenset[Effect]:

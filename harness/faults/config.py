@@ -27,6 +27,7 @@ from harness.config.constraints import Ge, Le
 from harness.config.limits import MAX_RECONNECTS
 from harness.errors import FieldError
 from harness.faults.effects import Effect
+from harness.faults.exchange import ExchangeSelector
 from harness.faults.hunted import Draw, Hunt
 from harness.faults.items import DIRECTIONS, Direction
 from harness.faults.position import Position
@@ -45,6 +46,9 @@ class Fault(Protocol):
 
     @property
     def connection(self) -> int: ...
+
+    @property
+    def request(self) -> ExchangeSelector | None: ...
 
     @property
     def effects(self) -> frozenset[Effect]: ...
@@ -81,6 +85,8 @@ class BaseFault:
       the default) or ``upstream`` (consumer to producer).
     - ``connection``: which connection of the case the fault applies to, counted from 1 in the
       order the consumer opened them; 0 applies it to every connection.
+    - ``request``: (an MCP session) the exchange the fault applies to, by what its request
+      carries, resolved as the session runs (``exchange.py``); instead of ``connection``.
     """
 
     kind: ClassVar[str]
@@ -97,6 +103,7 @@ class BaseFault:
     hunt: ClassVar[Hunt | None] = None
     direction: Direction = "downstream"
     connection: Annotated[int, Ge(0), Le(MAX_RECONNECTS + 1)] = 1
+    request: ExchangeSelector | None = None
 
     def __post_init__(self) -> None:
         if self.direction not in DIRECTIONS:
@@ -104,6 +111,8 @@ class BaseFault:
                 f"must be 'downstream' or 'upstream' (got {self.direction!r})",
                 path=("direction",),
             )
+        if self.request is not None and self.connection != 1:
+            raise FieldError("give either connection or request, not both", path=("request",))
         check_fields(self)
         self._validate()
 

@@ -39,6 +39,9 @@ class DeclaredFault:
     #: ``(effect, why)`` of what it does to whole messages that no consumer of the link's
     #: payload can see (``harness.link.blind``): the consumer is not held to those
     blind: tuple[tuple[str, str], ...] = ()
+    #: the exchange of a session it names instead of a connection (``the 2nd tools/call``):
+    #: it may fire on any connection, the one that exchange came on
+    exchange: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -438,6 +441,8 @@ def check_fidelity(obs: Observation) -> Check:
 
 
 def _where(fault: DeclaredFault) -> str:
+    if fault.exchange:
+        return fault.exchange
     return "any connection" if fault.connection == 0 else f"connection {fault.connection}"
 
 
@@ -448,6 +453,8 @@ def _why_unfired(timeline: Timeline, fault: DeclaredFault) -> str:
         mine = record.direction == fault.direction and fault.connection in (0, record.connection)
         if mine and record.detail.startswith(f"{fault.kind}: "):
             return f": {record.detail.removeprefix(f'{fault.kind}: ')}"
+    if fault.exchange:
+        return ""  # (whether that exchange came at all is the session's judge's to say)
     connection = fault.connection or 1
     end = timeline.end_of(connection, fault.direction)
     if end is None:

@@ -16,6 +16,7 @@ from typing import Protocol
 import trio
 
 from harness.faults.config import Fault
+from harness.link.exchanges import SessionExchanges
 
 NamedFault = tuple[str, Fault]
 
@@ -61,8 +62,16 @@ class Waits:
 
 
 class FaultPlan:
-    def __init__(self, faults: Sequence[NamedFault] = (), *, live: bool = False) -> None:
+    def __init__(
+        self,
+        faults: Sequence[NamedFault] = (),
+        *,
+        live: bool = False,
+        exchanges: SessionExchanges | None = None,
+    ) -> None:
         self.faults: tuple[NamedFault, ...] = tuple(faults)
+        #: a session's exchanges as they arrive: where faults that name a request apply
+        self.exchanges = exchanges
         #: grows with every change; a leg compares it with the one it built its chain for
         self.version = 0
         #: changes can happen while legs run (else legs need not watch for them)
@@ -77,9 +86,22 @@ class FaultPlan:
         for waits in self.legs:
             waits.wake()
 
+    def resolved(self) -> None:
+        """A connection's request became whole: the faults that name it may apply now, so
+        every leg looks again (as after a change) before its next byte."""
+        self.version += 1
+        for waits in self.legs:
+            waits.wake()
+
     def for_leg(self, direction: str, connection: int) -> tuple[NamedFault, ...]:
         return tuple(
             (name, fault)
             for name, fault in self.faults
-            if fault.direction == direction and fault.connection in (0, connection)
+            if fault.direction == direction and self._applies(fault, connection)
         )
+
+    def _applies(self, fault: Fault, connection: int) -> bool:
+        if fault.request is None:
+            return fault.connection in (0, connection)
+        exchanges = self.exchanges
+        return exchanges is not None and exchanges.selects(fault.request, connection)

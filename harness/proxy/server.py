@@ -31,6 +31,7 @@ from harness.faults.config import Fault
 from harness.faults.items import Direction
 from harness.faults.stage import LinkShape, Locator, Stage, StageContext
 from harness.link.case_wire import setup_problem
+from harness.link.exchanges import SessionExchanges
 from harness.link.live import LinkTraits, LiveStream
 from harness.link.locator import placement_problem
 from harness.proxy.direction import Connection, Leg, Watcher
@@ -82,6 +83,8 @@ class ProxyConfig:
     #: read nothing for this long (None: never; a case's proxy ends with its deadline): a
     #: client gone in front of a silent service would otherwise hold it open for ever
     idle_after_end_s: float | None = None
+    #: an MCP session's exchanges, fed every read: where faults that name a request apply
+    exchanges: SessionExchanges | None = None
 
 
 class _Legs:
@@ -111,6 +114,37 @@ class _Recorder:
     def fault(self, name: str, offset: int | None, detail: str, now: float) -> None:
         where = (now, self.connection, self.direction)
         self.timeline.fault(*where, name, offset, detail, self.source)
+
+
+@dataclass(slots=True)
+class _SessionWatch:
+    """A leg's watcher that also tells the session's exchanges every read, and the plan when
+    a read made a request whole: its faults then apply from that very read on (the leg is
+    woken with the bytes in hand, and its new chain takes them), never a byte later."""
+
+    inner: Watcher | None
+    exchanges: SessionExchanges
+    plan: FaultPlan
+    number: int
+    direction: Direction
+
+    def observe(self, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.observe(data)
+        if self.exchanges.observe(self.direction, self.number, data):
+            self.plan.resolved()
+
+    def observe_end(self, how: str) -> None:
+        if self.inner is not None:
+            self.inner.observe_end(how)
+
+    def observe_written(self, data: bytes) -> None:
+        if self.inner is not None:
+            self.inner.observe_written(data)
+
+    def observe_closed(self, how: str) -> None:
+        if self.inner is not None:
+            self.inner.observe_closed(how)
 
 
 def _as_watcher(locator: Locator) -> Watcher | None:
@@ -162,7 +196,7 @@ class Proxy:
         #: with a store, each connection is recorded apart (``timeline`` then stays empty)
         self.store = store
         #: the faults, by name; with ``live`` they may change while connections are open
-        self.plan = FaultPlan(named(config.faults), live=live)
+        self.plan = FaultPlan(named(config.faults), live=live, exchanges=config.exchanges)
         #: the legs that may copy in threads at once (``threadcopy.py``)
         self.threads = ThreadLegs()
         self.connections = 0
@@ -390,7 +424,7 @@ class Proxy:
             config.split_timeout_s,
             plan=self.plan,
             build=build,
-            watcher=_as_watcher(locator) if watched else None,
+            watcher=self._watcher(conn.number, direction, locator, watched),
             threads=self.threads if offload else None,
         )
         try:
@@ -398,6 +432,17 @@ class Proxy:
         finally:
             if direction == "downstream" and isinstance(locator, LiveStream):
                 self._say_undecoded(conn.number, locator)
+
+    def _watcher(
+        self, number: int, direction: Direction, locator: Locator, watched: bool
+    ) -> Watcher | None:
+        """The leg's watcher: its locator (when it must see the bytes), and the session's
+        exchanges when faults name a request."""
+        inner = _as_watcher(locator) if watched else None
+        exchanges = self.config.exchanges
+        if exchanges is None:
+            return inner
+        return _SessionWatch(inner, exchanges, self.plan, number, direction)
 
     def _say_undecoded(self, number: int, stream: LiveStream) -> None:
         """Once, at the leg's end: why the service's stream was not decoded for positions (it

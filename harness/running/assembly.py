@@ -30,6 +30,7 @@ from harness.evidence.timeline import Timeline
 from harness.faults.config import Fault
 from harness.judging.mcp import ClientOutcome
 from harness.link.case_wire import live_locators
+from harness.link.exchanges import SessionExchanges
 from harness.link.live import LinkTraits
 from harness.link.reference import ReferenceLink
 from harness.proxy.server import ConnectionStore, LocatorFactory, Proxy, ProxyConfig
@@ -63,6 +64,7 @@ def fault_proxy(
     connect: Callable[[], Awaitable[trio.SocketStream]] | None = None,
     tls: ProxyTls | None = None,
     idle_after_end_s: float | None = None,
+    exchanges: SessionExchanges | None = None,
 ) -> Proxy:
     """The fault proxy in front of ``upstream`` with ``faults`` placed on live streams that
     decode with ``traits`` (the producer's framing; None: raw bytes). ``locators`` replaces
@@ -81,6 +83,7 @@ def fault_proxy(
         connect=connect,
         tls=tls,
         idle_after_end_s=idle_after_end_s,
+        exchanges=exchanges,
     )
     return Proxy(config, timeline, live=live, store=store)
 
@@ -257,6 +260,9 @@ async def run_mcp_link(
     config = link.payload_config
     assert isinstance(config, McpConfig)
     proxy: Proxy | None = None
+    # faults that name a request are placed as the session's requests arrive
+    named = any(f.request is not None for f in wiring.faults)
+    exchanges = SessionExchanges() if named else None
     with trio.move_on_after(deadline_ms / 1000) as deadline:
         async with trio.open_nursery() as nursery:
             port = await nursery.start(server.serve, LOOPBACK, 0)
@@ -267,6 +273,7 @@ async def run_mcp_link(
                 seed=wiring.seed,
                 locators=wiring.locators,
                 timeline=wiring.timeline,
+                exchanges=exchanges,
             )
             proxy_port = await nursery.start(proxy.serve, LOOPBACK, 0)
             ran.outcome, ran.problem = await run_mcp_client(link, config, proxy_port)

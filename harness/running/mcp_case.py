@@ -9,6 +9,7 @@ import time
 
 from harness.errors import HarnessError
 from harness.evidence.timeline import Timeline
+from harness.faults.config import Fault
 from harness.judging.judge import DeclaredFault
 from harness.judging.mcp import McpObservation, judge_session
 from harness.judging.results import CaseResult, Grade, Outcome, Target, expectation_text
@@ -54,7 +55,7 @@ async def run_mcp_case(case: Case, seed: int | None = None) -> CaseResult:
     reference = link.consumer.function is None
     obs = McpObservation(
         timeline=timeline,
-        declared=tuple(DeclaredFault(f.kind, f.connection, f.direction) for f in scenario.faults),
+        declared=tuple(_declared(f) for f in scenario.faults),
         calls=config.calls,
         executions=server.executions[TOOL],
         outcome=ran.outcome,
@@ -84,6 +85,14 @@ async def run_mcp_case(case: Case, seed: int | None = None) -> CaseResult:
         target=Target(function=link.consumer.function),
         grade=None if reference else _grade(judged.outcome),
     )
+
+
+def _declared(fault: Fault) -> DeclaredFault:
+    """A fault as I5 holds it: on its connection, or (one that names a request) on whichever
+    connection that exchange came."""
+    if fault.request is None:
+        return DeclaredFault(fault.kind, fault.connection, fault.direction)
+    return DeclaredFault(fault.kind, 0, fault.direction, exchange=fault.request.describe())
 
 
 def _grade(outcome: Outcome) -> Grade:

@@ -380,7 +380,14 @@ def _faults_of(root: MappingNode, validator: Validator) -> tuple[Fault, ...]:
         return ()
     node = pairs["faults"][1]
     value = validator.value(node, FaultList, ("faults",), line_of(node))
-    return () if value is INVALID else _every_connection(value, node)
+    if value is INVALID:
+        return ()
+    assert isinstance(node, SequenceNode)  # the faults validated as a list
+    named = [i for i, fault in enumerate(value) if fault.request is not None]
+    for index in named:  # (a proxy has no session whose exchanges a request could name)
+        message = "only in a scenario with payload mcp, not in a faults file"
+        issues.add(line_of(node.value[index]), ("faults", index, "request"), message)
+    return () if named else _every_connection(value, node)
 
 
 def _every_connection(faults: tuple[Fault, ...], node: Node) -> tuple[Fault, ...]:

@@ -791,6 +791,9 @@ class Scenario:
             message = "payload mcp is judged by expect.session, and only it is"
             raise FieldError(message, path=("expect", "session" if mcp else "verdict"))
         for index, fault in enumerate(self.faults):
+            if fault.request is not None and not mcp:
+                message = "only on an MCP session (payload mcp): its exchanges carry requests"
+                raise FieldError(message, path=("faults", index, "request"))
             problem = heartbeat_problem(getattr(fault, "heartbeat", None), self.link.framing)
             if problem is not None:
                 raise FieldError(problem, path=("faults", index, "heartbeat"))

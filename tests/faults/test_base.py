@@ -104,6 +104,6 @@ def test_every_fault_validates_direction_and_connection() -> None:
 
 def test_field_docs_reads_the_class_and_its_bases() -> None:
     docs = field_docs(Reconnect)
-    assert list(docs) == ["direction", "connection", "at", "how"]
+    assert list(docs) == ["direction", "connection", "request", "at", "how"]
     assert docs["how"].startswith("how the cut looks: ``fin``")  # the subclass's text wins
     assert docs["connection"].endswith("0 applies it to every connection.")  # continued line

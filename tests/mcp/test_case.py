@@ -231,10 +231,10 @@ def test_which_clients_run_which_sessions() -> None:
 @pytest.mark.parametrize(
     ("options", "kept"),
     [
-        ([], 21),
+        ([], 23),
         (["--consumer", "cat"], 0),  # a consumer program runs streams
         (["--tls"], 0),
-        (["--consumer-function", "harness.adapters.mcp_sdk:call_tools"], 21),
+        (["--consumer-function", "harness.adapters.mcp_sdk:call_tools"], 23),
         (["--consumer-function", "harness.adapters.httpx_sse_client:consume"], 0),
     ],
 )
@@ -261,4 +261,4 @@ def test_the_library_s_sessions_validate_with_their_faults(
     faults without asking its payload what it can show: a session has no stream payload."""
     assert main(["validate", "scenarios/agent-mcp/"]) == 0
     out, err = capsys.readouterr()
-    assert (out.splitlines()[-1], err) == ("ok: 21 cases", "")
+    assert (out.splitlines()[-1], err) == ("ok: 23 cases", "")
