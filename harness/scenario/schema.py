@@ -30,13 +30,25 @@ from reference_impl.payload import PAYLOAD_NAMES
 DRAFT = "https://json-schema.org/draft/2020-12/schema"
 _JSON_TYPES = {int: "integer", float: "number", str: "string", bool: "boolean", NoneType: "null"}
 
+_STREAM_KEYS = ("verdict", "any_of", "complete", "accepted_messages")
+
 # Rules between fields that the classes enforce in __post_init__, said again for the schema.
 _EXTRAS: dict[type, dict[str, Any]] = {
     Position: POSITION_SCHEMA,
     Expect: {
         "not": {"required": ["verdict", "any_of"]},
-        "anyOf": [
-            {"required": [key]} for key in ("verdict", "any_of", "complete", "accepted_messages")
+        "oneOf": [  # a stream's expectation, or an MCP session's alone
+            {
+                "anyOf": [
+                    {"required": [key]}
+                    for key in ("verdict", "any_of", "complete", "accepted_messages")
+                ],
+                "not": {"required": ["session"]},
+            },
+            {
+                "required": ["session"],
+                "not": {"anyOf": [{"required": [key]} for key in _STREAM_KEYS]},
+            },
         ],
     },
     Link: {
