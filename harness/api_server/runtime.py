@@ -103,9 +103,16 @@ class ProxyRuntime:
     async def exclusive(self) -> AsyncIterator[None]:
         """One request at a time over the table and the listeners; once it holds the lock, a
         request runs to its end even if its client goes away (shielded)."""
-        async with self._lock:
+        lock = self._lock
+        if lock.locked():
+            await lock.acquire()
+        else:
+            lock.acquire_nowait()  # (free: no one waits; the request has checkpointed enough)
+        try:
             with trio.CancelScope(shield=True):
                 yield
+        finally:
+            lock.release()
 
     async def start(self, record: ProxyRecord, address: ListenAddress, log: ConnectionLog) -> str:
         if self._closed:
