@@ -21,6 +21,8 @@ from __future__ import annotations
 
 import errno
 import hashlib
+import select
+import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -44,6 +46,16 @@ ANY_IPV4 = "0.0.0.0"
 #: (trio's ``serve_listeners``)
 ACCEPT_CAPACITY_ERRNOS = frozenset({errno.EMFILE, errno.ENFILE, errno.ENOMEM, errno.ENOBUFS})
 ACCEPT_RETRY_S = 0.1
+#: accept errors that concern one connection only (it went away first): the next is taken
+ACCEPT_RETRY_ERRNOS = frozenset(
+    getattr(errno, name)
+    for name in ("ECONNABORTED", "EPROTO", "EPERM", "ENETDOWN", "ENONET", "ETIMEDOUT", "ECONNRESET")
+    if hasattr(errno, name)
+)
+#: the connections taken from one listener before the others get their turn
+ACCEPT_BATCH = 64
+#: the listen backlog (trio's, and what Linux clamps ``somaxconn`` to)
+BACKLOG = 0xFFFF
 
 
 def proxy_seed(seed: int, name: str, starts: int) -> int:
@@ -52,11 +64,22 @@ def proxy_seed(seed: int, name: str, starts: int) -> int:
     return int.from_bytes(digest[:8], "big")
 
 
-@dataclass
+@dataclass(eq=False)
 class _Running:
+    """A running proxy: its listening socket (in the runtime's epoll set, no task of its own)
+    and the cancel scope of each of its connections."""
+
     proxy: Proxy
-    scope: trio.CancelScope
+    listener: socket.socket
+    connections: set[trio.CancelScope] = field(default_factory=set)
+    #: set once the proxy is stopped and its last connection has closed
     done: trio.Event = field(default_factory=trio.Event)
+    stopped: bool = False
+
+    def ended(self, scope: trio.CancelScope) -> None:
+        self.connections.discard(scope)
+        if self.stopped and not self.connections:
+            self.done.set()
 
 
 class ProxyRuntime:
@@ -68,16 +91,28 @@ class ProxyRuntime:
         self.log = log
         #: the running proxies, by name: what listens is what this holds
         self.running: dict[str, _Running] = {}
+        #: every running proxy's listening socket, by descriptor, in one epoll set
+        self._listening: dict[int, _Running] = {}
+        self._epoll = select.epoll()
         self._lock = trio.Lock()
         self._closed = False
+        self._acceptor = trio.CancelScope()
+        nursery.start_soon(self._accept_all)
 
     @asynccontextmanager
     async def exclusive(self) -> AsyncIterator[None]:
         """One request at a time over the table and the listeners; once it holds the lock, a
         request runs to its end even if its client goes away (shielded)."""
-        async with self._lock:
+        lock = self._lock
+        if lock.locked():
+            await lock.acquire()
+        else:
+            lock.acquire_nowait()  # (free: no one waits; the request has checkpointed enough)
+        try:
             with trio.CancelScope(shield=True):
                 yield
+        finally:
+            lock.release()
 
     async def start(self, record: ProxyRecord, address: ListenAddress, log: ConnectionLog) -> str:
         if self._closed:
@@ -96,39 +131,34 @@ class ProxyRuntime:
             connect=lambda: _dial(record.upstream),
         )
         proxy.plan = AimedPlan(record.faults(), log)
-        scope = trio.CancelScope()
-        running = _Running(proxy, scope)
         host = address.host or ANY_IPV4
-        listeners = await trio.open_tcp_listeners(address.port, host=host)  # (OSError: to the API)
+        listener = listen(host, address.port)  # (OSError: to the API)
+        running = _Running(proxy, listener)
         self.running[record.name] = running
-        self.nursery.start_soon(self._serve, running, listeners)
-        return join_host_port(host, listeners[0].socket.getsockname()[1])
-
-    async def _serve(self, running: _Running, listeners: list[trio.SocketListener]) -> None:
-        """Accept on ``listeners`` until stopped, each connection handled by the proxy in a
-        task under ``running.scope``; then every socket of it is closed. (Bound before, in
-        the request: one task per proxy, not ``Proxy.serve``'s three and its start-up
-        handshakes, which were half of what creating a proxy cost.)"""
-        try:
-            with running.scope:
-                async with trio.open_nursery() as connections:
-                    for listener in listeners[1:]:
-                        connections.start_soon(_accept, listener, running.proxy, connections)
-                    await _accept(listeners[0], running.proxy, connections)
-        finally:
-            for listener in listeners:  # (stopped before it ran: closed here)
-                await trio.aclose_forcefully(listener)
-            store = running.proxy.store
-            if isinstance(store, ConnectionLog):
-                store.close_all(trio.current_time())
-            running.done.set()
+        self._listening[listener.fileno()] = running
+        self._epoll.register(listener.fileno(), select.EPOLLIN)
+        return join_host_port(host, listener.getsockname()[1])
 
     async def stop(self, record: ProxyRecord) -> None:
+        """Close the proxy's listener and every connection of it; back once they are closed
+        (at once, without a wait, when it had none)."""
         running = self.running.pop(record.name, None)
-        if running is None:
-            return
-        running.scope.cancel()
-        await running.done.wait()
+        if running is not None:
+            await self._stop(running)
+
+    async def _stop(self, running: _Running) -> None:
+        fd = running.listener.fileno()
+        self._epoll.unregister(fd)
+        del self._listening[fd]
+        running.listener.close()
+        running.stopped = True
+        for scope in running.connections:
+            scope.cancel()
+        if running.connections:
+            await running.done.wait()
+        store = running.proxy.store
+        if isinstance(store, ConnectionLog):
+            store.close_all(trio.current_time())
 
     def apply(self, record: ProxyRecord) -> None:
         running = self.running.get(record.name)
@@ -139,11 +169,11 @@ class ProxyRuntime:
         """Stop every proxy, after the request in hand; no proxy starts after this."""
         async with self.exclusive():
             self._closed = True
-            for running in self.running.values():
-                running.scope.cancel()
-            for running in self.running.values():
-                await running.done.wait()
+            stopping = list(self.running.values())
             self.running.clear()
+            for running in stopping:
+                await self._stop(running)
+            self._acceptor.cancel()
 
     def open_connections(self, name: str) -> int:
         """How many connections the running proxy ``name`` holds (0 when it is not running)."""
@@ -163,27 +193,75 @@ class ProxyRuntime:
 
         return note
 
-
-async def _accept(listener: trio.SocketListener, proxy: Proxy, connections: trio.Nursery) -> None:
-    """``trio.serve_listeners`` for one listener, in the proxy's own task (a task and a
-    nursery fewer per proxy): each connection handled in ``connections``; out of descriptors,
-    it waits and tries again, as trio's does."""
-    while True:
+    # -- accepting ----------------------------------------------------------------------------
+    async def _accept_all(self) -> None:
+        """Accept for every proxy in this one task: it waits until the epoll set of the
+        listening sockets is readable, then accepts what each ready listener has. (A task, a
+        nursery and a cancel scope per proxy cost more than half of creating and deleting
+        one, and a proxy a test suite creates mostly never sees a connection.)"""
         try:
-            stream = await listener.accept()
-        except OSError as err:
-            if err.errno not in ACCEPT_CAPACITY_ERRNOS:
+            with self._acceptor:
+                await self._accept_until_cancelled()
+        finally:
+            trio.lowlevel.notify_closing(self._epoll.fileno())
+            self._epoll.close()
+
+    async def _accept_until_cancelled(self) -> None:
+        while True:
+            await trio.lowlevel.wait_readable(self._epoll.fileno())
+            for fd, _ in self._epoll.poll(0):
+                running = self._listening.get(fd)
+                if running is not None and not self._accept(running):
+                    await trio.sleep(ACCEPT_RETRY_S)  # out of descriptors: as trio waits
+
+    def _accept(self, running: _Running) -> bool:
+        """Take up to ``ACCEPT_BATCH`` connections waiting on ``running``'s listener, each
+        handled in a task of its own; False when the process is out of descriptors."""
+        for _ in range(ACCEPT_BATCH):
+            try:
+                sock, _ = running.listener.accept()
+            except BlockingIOError:
+                return True
+            except OSError as err:
+                if err.errno in ACCEPT_CAPACITY_ERRNOS:
+                    return False
+                if err.errno in ACCEPT_RETRY_ERRNOS:
+                    continue
                 raise
-            await trio.sleep(ACCEPT_RETRY_S)
-            continue
-        connections.start_soon(_connection, proxy, stream)
+            scope = trio.CancelScope()  # held before the task runs: a stop now cancels it
+            running.connections.add(scope)
+            stream = trio.SocketStream(trio.socket.from_stdlib_socket(sock))
+            self.nursery.start_soon(_connection, running, stream, scope)
+        return True
 
 
-async def _connection(proxy: Proxy, stream: trio.SocketStream) -> None:
+def listen(host: str, port: int) -> socket.socket:
+    """A non-blocking listening socket on a numeric ``host`` (set up as
+    ``trio.open_tcp_listeners`` sets one up, without its address lookup)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        await proxy.handle(stream)
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if family == socket.AF_INET6:
+            sock.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+        sock.bind((host, port))
+        sock.listen(BACKLOG)
+        sock.setblocking(False)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
+async def _connection(
+    running: _Running, stream: trio.SocketStream, scope: trio.CancelScope
+) -> None:
+    try:
+        with scope:
+            await running.proxy.handle(stream)
     finally:
         await trio.aclose_forcefully(stream)
+        running.ended(scope)
 
 
 class AimedPlan(FaultPlan):

@@ -1,4 +1,4 @@
-"""The control API over HTTP/1.1: h11 on trio, one task per connection.
+"""The control API over HTTP/1.1: httptools' parser on trio, one task per connection.
 
 What Toxiproxy's clients see of Go's ``net/http`` is kept: keep-alive with no limit on the
 requests a connection makes, a connection idle for 60 s closed, a request that takes more
@@ -6,26 +6,33 @@ than 15 s to arrive dropped, a ``Date`` header, header names in Go's canonical f
 reason phrases, bodies up to 2048 bytes with a ``Content-Length`` and longer ones chunked
 (``routes.render``), ``100 Continue`` for a client that
 waits for it (curl does, for bodies over 1 KiB), and a malformed request answered 400 and the
-connection closed. A body is read as it arrives, up to where its first JSON value ends or its
-bound is passed (``harness/control/bodies.py``); the rest is read and dropped before the
-answer goes, so that a client still sending gets it.
+connection closed (a head over 1 MiB: 431). A body is read as it arrives, up to where its
+first JSON value ends or its bound is passed (``harness/control/bodies.py``); the rest is read
+and dropped before the answer goes, so that a client still sending gets it.
 
 Why not an ASGI server: Hypercorn's trio worker spent 1.6-1.9 ms of CPU on each request on
-this 2-core machine under load (a bare ASGI app: 1.6-1.7), this loop 0.4 ms, and a test
-suite's setup and teardown are a few thousand requests; and Hypercorn kept a connection that
-closed before its first request in CLOSE-WAIT until its keep-alive wait ended.
+this 2-core machine under load (a bare ASGI app: 1.6-1.7), and kept a connection that closed
+before its first request in CLOSE-WAIT until its keep-alive wait ended. Why httptools (llhttp,
+Node's parser, in C) rather than h11: a ``GET /version`` cost this server 0.17 ms of CPU with
+h11, of which a bare trio loop answering canned bytes needs 0.045 (Go's whole server: 0.045);
+h11's events, state machine and header validation were most of the rest, and a test suite's
+setup and teardown are a few thousand requests. The answer is written here, as Go frames it.
 """
 
 from __future__ import annotations
 
+import contextlib
 import email.utils
 import http
+import math
 import time
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections import deque
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
 from functools import partial
 from urllib.parse import unquote
 
-import h11
+import httptools
 import trio
 
 from harness.control.addresses import join_host_port
@@ -39,6 +46,9 @@ KEEP_ALIVE_S = 60.0
 #: the most a request's head may be (Go's default ``MaxHeaderBytes``: 1 MiB)
 MAX_HEAD_BYTES = 1 << 20
 READ_BYTES = 65536
+CONTINUE = b"HTTP/1.1 100 Continue\r\n\r\n"
+#: the request headers the API reads (the framing ones are the parser's)
+_READ_HEADERS = frozenset({b"user-agent", b"expect"})
 
 Log = Callable[[str], None]
 
@@ -73,88 +83,201 @@ def bound_port(binds: list[str]) -> int:
 async def _connection(
     stream: trio.SocketStream, *, api: ControlApi, max_body: int, log: Log
 ) -> None:
-    connection = h11.Connection(h11.SERVER, max_incomplete_event_size=MAX_HEAD_BYTES)
-    reader = _Reader(stream, connection)
-    try:
-        while True:
-            with trio.move_on_after(KEEP_ALIVE_S):
-                started = await reader.started()
-            if not started:
-                return  # idle too long, or the client is gone
-            with trio.fail_after(READ_TIMEOUT_S):
-                request = await reader.request()
+    reader = _Reader(stream)
+    # One cancel scope for the connection, whose deadline is that of the wait in hand (idle,
+    # or reading a request): past it the connection ends. (A scope per wait cost three a
+    # request, 5 us each.)
+    with trio.CancelScope() as bound:
+        try:
+            while True:
+                bound.deadline = trio.current_time() + KEEP_ALIVE_S
+                if not await reader.started():
+                    return  # the client is gone
+                bound.deadline = trio.current_time() + READ_TIMEOUT_S
+                head = await reader.head()
                 body = FirstValue(max_body)
-                pieces = reader.body()
-                async for piece in pieces:
+                if head.expects_continue and not reader.has_end():
+                    await stream.send_all(CONTINUE)
+                while (piece := await reader.body()) is not None:
                     if body.feed(piece):
                         break
-            wire = await api.handle(_asked(request, body))
-            with trio.fail_after(READ_TIMEOUT_S):
-                async for _ in pieces:
+                bound.deadline = math.inf
+                wire = await api.handle(_asked(head, body))
+                bound.deadline = trio.current_time() + READ_TIMEOUT_S
+                while await reader.body() is not None:
                     pass  # the rest, dropped (Go's server reads it too, to keep the connection)
-            await stream.send_all(_answer(connection, request, wire))
-            if connection.our_state is not h11.DONE or connection.their_state is not h11.DONE:
-                return
-            connection.start_next_cycle()
-    except h11.RemoteProtocolError as err:
-        await _refuse(stream, connection, err.error_status_hint)
-    except (trio.BrokenResourceError, trio.ClosedResourceError, trio.TooSlowError):
-        pass  # the client went away, or took too long: nothing to answer
-    except Exception as err:  # a bug: one line, and the server goes on
-        log(f"api: connection error: {type(err).__name__}: {err}")
+                bound.deadline = math.inf
+                await stream.send_all(_answer(head, wire, reader.keep_alive))
+                if not reader.keep_alive:
+                    return
+        except _MalformedError as err:
+            await _refuse(stream, err.status)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass  # the client went away: nothing to answer
+        except Exception as err:  # a bug: one line, and the server goes on
+            log(f"api: connection error: {type(err).__name__}: {err}")
+
+
+class _MalformedError(Exception):
+    def __init__(self, status: int) -> None:
+        super().__init__(status)
+        self.status = status
+
+
+@dataclass(slots=True)
+class _Head:
+    method: str
+    target: bytes
+    headers: list[tuple[bytes, bytes]]
+    http_1_0: bool
+
+    @property
+    def expects_continue(self) -> bool:
+        return not self.http_1_0 and any(
+            name == b"expect" and value.lower() == b"100-continue" for name, value in self.headers
+        )
+
+
+@dataclass(slots=True)
+class _End:
+    keep_alive: bool
+
+
+_Event = _Head | bytes | _End | _MalformedError
+
+
+@dataclass(slots=True)
+class _Parsed:
+    """httptools' callbacks, as the queue of what a connection's bytes held so far (a client
+    may send its next request before it has the answer to this one)."""
+
+    parser: httptools.HttpRequestParser = field(init=False)
+    events: deque[_Event] = field(default_factory=deque)
+    target: bytes = b""
+    headers: list[tuple[bytes, bytes]] = field(default_factory=list)
+    #: a request has begun whose head is not complete yet, and how much of it came
+    in_head: bool = False
+    head_bytes: int = 0
+    #: what came after a malformed request is not looked at
+    broken: bool = False
+
+    def __post_init__(self) -> None:
+        self.parser = httptools.HttpRequestParser(self)
+
+    def feed(self, data: bytes) -> None:
+        if self.broken:
+            return
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:
+            self.broken = True  # answered, then closed: this API upgrades to nothing
+            if not self.events or not isinstance(self.events[-1], _End):
+                self.events.append(_End(keep_alive=False))
+        except httptools.HttpParserError:
+            self._break(400)
+            return
+        if self.in_head:
+            self.head_bytes += len(data)
+            if self.head_bytes > MAX_HEAD_BYTES:
+                self._break(431)
+
+    def _break(self, status: int) -> None:
+        self.broken = True
+        self.events.append(_MalformedError(status))
+
+    # -- httptools' callbacks ---------------------------------------------------------------
+    def on_message_begin(self) -> None:
+        self.target, self.headers, self.in_head, self.head_bytes = b"", [], True, 0
+
+    def on_url(self, url: bytes) -> None:
+        self.target += url
+
+    def on_header(self, name: bytes, value: bytes) -> None:
+        name = name.lower()
+        if name in _READ_HEADERS:
+            self.headers.append((name, value))
+
+    def on_headers_complete(self) -> None:
+        self.in_head = False
+        parser = self.parser
+        method = parser.get_method().decode("ascii")
+        head = _Head(method, self.target, self.headers, parser.get_http_version() == "1.0")
+        self.events.append(head)
+
+    def on_body(self, body: bytes) -> None:
+        self.events.append(bytes(body))
+
+    def on_message_complete(self) -> None:
+        self.events.append(_End(self.parser.should_keep_alive()))
 
 
 class _Reader:
-    """The requests of one connection as h11 events, read as they are needed."""
+    """The requests of one connection, read as they are needed."""
 
-    def __init__(self, stream: trio.SocketStream, connection: h11.Connection) -> None:
-        self.stream, self.connection = stream, connection
+    def __init__(self, stream: trio.SocketStream) -> None:
+        self.stream = stream
+        self.parsed = _Parsed()
+        #: the request's end was read, and whether another may follow it
+        self.ended = False
+        self.keep_alive = True
 
-    async def _next(self) -> h11.Event | type[h11.PAUSED]:
-        while True:
-            event = self.connection.next_event()
-            if event is not h11.NEED_DATA:
-                return event  # type: ignore[return-value]  # (h11 types NEED_DATA apart)
-            if self.connection.they_are_waiting_for_100_continue:
-                answer = h11.InformationalResponse(status_code=100, headers=[])
-                await self.stream.send_all(self.connection.send(answer) or b"")
-            self.connection.receive_data(await self.stream.receive_some(READ_BYTES))
+    async def _next(self) -> _Event:
+        parsed = self.parsed
+        while not parsed.events:
+            data = await self.stream.receive_some(READ_BYTES)
+            if not data:  # the client closed in the middle of a request
+                raise trio.BrokenResourceError("the request ended early")
+            parsed.feed(data)
+        event = parsed.events.popleft()
+        if isinstance(event, _MalformedError):
+            raise event
+        return event
 
     async def started(self) -> bool:
         """Wait for the next request's first bytes; False when the connection ended."""
-        connection = self.connection
-        while not connection.trailing_data[0]:
-            if connection.trailing_data[1]:
-                return False
+        parsed = self.parsed
+        while not parsed.events and not parsed.in_head:
             data = await self.stream.receive_some(READ_BYTES)
-            connection.receive_data(data)
             if not data:
                 return False
+            parsed.feed(data)
         return True
 
-    async def request(self) -> h11.Request:
+    async def head(self) -> _Head:
         event = await self._next()
-        if not isinstance(event, h11.Request):
-            raise h11.RemoteProtocolError("no request", error_status_hint=400)
+        if not isinstance(event, _Head):  # (the parser gives a head before anything else)
+            raise _MalformedError(400)
+        self.ended = False
         return event
 
-    async def body(self) -> AsyncIterator[bytes]:
-        while True:
-            event = await self._next()
-            if isinstance(event, h11.Data):
-                yield bytes(event.data)
-            elif isinstance(event, h11.EndOfMessage):
-                return
-            else:  # the client closed in the middle of its body
-                raise trio.BrokenResourceError("the request ended early")
+    def has_end(self) -> bool:
+        """Whether the whole request is here already (no ``100 Continue`` to send)."""
+        return any(isinstance(event, _End) for event in self.parsed.events)
+
+    async def body(self) -> bytes | None:
+        """The next piece of the request's body; None at its end (and ``keep_alive`` says
+        whether another request may follow)."""
+        if self.ended:
+            return None
+        event = await self._next()
+        if isinstance(event, _End):
+            self.keep_alive, self.ended = event.keep_alive, True
+            return None
+        if isinstance(event, bytes):
+            return event
+        raise _MalformedError(400)  # (a head before this request's end: never from the parser)
 
 
-def _asked(request: h11.Request, body: FirstValue) -> ApiRequest:
-    target = request.target.decode("latin-1")
+def _asked(head: _Head, body: FirstValue) -> ApiRequest:
+    target = head.target.decode("latin-1")
     path, _, query = target.partition("?")
-    agent = next((v for k, v in request.headers if k == b"user-agent"), b"")
+    agent = b""
+    for name, value in head.headers:
+        if name == b"user-agent":
+            agent = value
+            break
     return ApiRequest(
-        request.method.decode("ascii"),
+        head.method,
         unquote(path),
         body.body,
         agent.decode("latin-1"),
@@ -163,20 +286,28 @@ def _asked(request: h11.Request, body: FirstValue) -> ApiRequest:
     )
 
 
-def _answer(connection: h11.Connection, request: h11.Request, wire: Wire) -> bytes:
+_REASONS = {status.value: status.phrase for status in http.HTTPStatus}
+
+
+def _answer(head: _Head, wire: Wire, keep_alive: bool) -> bytes:
     """The answer's bytes: Go's headers (sorted, then Date and the framing), its reason."""
-    headers = [(name, value) for name, value in wire.headers]
-    headers.append(("Date", _date()))
-    head_only = request.method == b"HEAD"
-    if wire.chunked:
-        headers.append(("Transfer-Encoding", "chunked"))
-    elif wire.status not in (204, 304):  # (a HEAD too: h11 would make it chunked)
-        headers.append(("Content-Length", str(len(wire.body))))
-    reason = http.HTTPStatus(wire.status).phrase.encode()
-    out = connection.send(h11.Response(status_code=wire.status, headers=headers, reason=reason))
-    if wire.body and not head_only:
-        out = (out or b"") + (connection.send(h11.Data(data=wire.body)) or b"")
-    return (out or b"") + (connection.send(h11.EndOfMessage()) or b"")
+    status = wire.status
+    lines = [f"HTTP/1.1 {status} {_REASONS.get(status, '')}"]
+    lines += [f"{name}: {value}" for name, value in wire.headers]
+    lines.append(f"Date: {_date()}")
+    chunked = wire.chunked and not head.http_1_0  # (HTTP/1.0 has no chunks)
+    if chunked:
+        lines.append("Transfer-Encoding: chunked")
+    elif status not in (204, 304):  # (a HEAD too)
+        lines.append(f"Content-Length: {len(wire.body)}")
+    if not keep_alive:
+        lines.append("Connection: close")
+    out = ("\r\n".join(lines) + "\r\n\r\n").encode("utf-8")
+    if not wire.body or head.method == "HEAD":
+        return out
+    if chunked:
+        return b"%s%x\r\n%s\r\n0\r\n\r\n" % (out, len(wire.body), wire.body)
+    return out + wire.body
 
 
 _DATE: list[tuple[int, str]] = [(0, "")]
@@ -190,23 +321,13 @@ def _date() -> str:
     return _DATE[0][1]
 
 
-async def _refuse(stream: trio.SocketStream, connection: h11.Connection, status: int) -> None:
-    """A malformed request: Go's plain 400 (or h11's status for it), then the close."""
-    if connection.our_state not in (h11.IDLE, h11.SEND_RESPONSE):
-        return
-    reason = http.HTTPStatus(status).phrase
-    body = f"{status} {reason}".encode()
-    headers = [
-        ("Content-Type", "text/plain; charset=utf-8"),
-        ("Connection", "close"),
-        ("Content-Length", str(len(body))),
-    ]
-    try:
-        response = h11.Response(status_code=status, headers=headers, reason=reason.encode())
-        data = connection.send(response) or b""
-        data += (connection.send(h11.Data(data=body)) or b"") + (
-            connection.send(h11.EndOfMessage()) or b""
-        )
-        await stream.send_all(data)
-    except (h11.LocalProtocolError, trio.BrokenResourceError, trio.ClosedResourceError):
-        pass
+async def _refuse(stream: trio.SocketStream, status: int) -> None:
+    """A malformed request: Go's plain 400 (or 431 for a head too long), then the close."""
+    reason = _REASONS[status]
+    body = f"{status} {reason}"
+    head = (
+        f"HTTP/1.1 {status} {reason}\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        f"Connection: close\r\nContent-Length: {len(body)}\r\n\r\n"
+    )
+    with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+        await stream.send_all((head + body).encode())

@@ -35,6 +35,7 @@ from harness.proxy.plans import FaultPlan, NamedFault, Waits
 from harness.proxy.sockio import Endpoint
 from harness.proxy.threadchain import ThreadChain
 from harness.proxy.threadcopy import Ended, ThreadCopy, ThreadLegs
+from harness.proxy.timer import wait_until
 from harness.proxy.writer import BROKEN, Writer
 
 StageFactory = Callable[[str, Fault], Stage]
@@ -55,10 +56,10 @@ class Watcher(Protocol):
     def observe_closed(self, how: str) -> None: ...
 
 
-#: A stage's timer is slept to this long before it is due, and the rest spent yielding to the
-#: scheduler: trio's sleeps end in epoll, whose timeout CPython rounds up to the millisecond,
-#: so a 10 ms latency took 10.3-10.6 ms (Toxiproxy's: 10.3, with half the spread). Yielding
-#: costs at most this much CPU per timer.
+#: A stage's timer is slept to this long before it is due (reading meanwhile), and the rest
+#: waited precisely, reading nothing (``timer.wait_until``): trio's sleeps end in epoll, whose
+#: timeout CPython rounds up to the millisecond, so a 10 ms latency took 10.3-10.6 ms
+#: (Toxiproxy's: 10.3, with half the spread).
 TIMER_SLACK_S = 0.001
 #: reads a leg copies in trio before it may move to a thread: a thread costs a few hundred
 #: microseconds to set up (``to_thread``, an eventfd, two duplicated descriptors), which
@@ -113,6 +114,9 @@ class Leg:
     waits: Waits = field(default_factory=Waits)
     #: where the copy may run in a thread instead, while no fault applies (``threadcopy.py``)
     threads: ThreadLegs | None = None
+    #: the leg has run in a thread before: a copy goes back to one at once (after a removed
+    #: toxic, the connection's round trip is the pass-through's again from its next read)
+    lived: bool = False
     _built: dict[str, tuple[Fault, Stage]] = field(default_factory=dict)
     _version: int = -1
 
@@ -210,6 +214,7 @@ class Leg:
 
     async def _in_thread(self, threads: ThreadLegs, thread: ThreadCopy) -> Ended:
         """Run ``thread`` (woken by every change of the faults), counting its writes."""
+        self.lived = True
         self.plan.legs.add(thread)
         try:
             return await threads.run(thread)
@@ -220,13 +225,15 @@ class Leg:
     async def _copy_steps(self, scope: trio.CancelScope) -> tuple[bool, Item | None] | None:
         """``copy`` inside one of the leg's wait scopes (``plans.Waits``); None when the leg
         should go on in a thread (``threadcopy.py``): after ``THREAD_AFTER_READS`` reads or
-        ``THREAD_AFTER_BYTES``, with no bytes in hand."""
+        ``THREAD_AFTER_BYTES``, or at once when the leg ran in one before, with no bytes in
+        hand."""
         conn, direction, plan = self.conn, self.direction, self.plan
         threads, reads = self.threads, 0
         while True:
             if self._version != plan.version:
                 return False, None
-            lived = reads >= THREAD_AFTER_READS or conn.read[direction] >= THREAD_AFTER_BYTES
+            lived = self.lived or reads >= THREAD_AFTER_READS
+            lived = lived or conn.read[direction] >= THREAD_AFTER_BYTES
             if threads is not None and lived and threads.available():
                 return None
             reads += 1
@@ -292,7 +299,7 @@ class Leg:
                 items = chain.poll(now)
                 await trio.lowlevel.checkpoint()  # a busy chain must still let others run
             elif wake is not None and wake - now < TIMER_SLACK_S:
-                await trio.lowlevel.checkpoint()  # the last stretch before a timer: see below
+                await self._hold(wake, precise=True)  # the last stretch before a timer
                 continue
             elif chain.accepting and not run.source_ended:
                 carried = self.conn.read[self.direction]
@@ -384,13 +391,17 @@ class Leg:
         finally:
             waits.waiting = False
 
-    async def _hold(self, wake: float | None) -> None:
+    async def _hold(self, wake: float | None, *, precise: bool = False) -> None:
         """Read nothing until ``wake`` (a stall, a slow consumer; forever when no timer is
-        due) or a change of the faults."""
+        due) or a change of the faults; ``precise``: to within tens of microseconds, for the
+        last stretch before a timer (``timer.py``)."""
         waits = self.waits
         waits.waiting = True
         try:
-            await (trio.sleep_forever() if wake is None else trio.sleep_until(wake))
+            if wake is None:
+                await trio.sleep_forever()
+            else:
+                await (wait_until(wake) if precise else trio.sleep_until(wake))
         finally:
             waits.waiting = False
 

@@ -17,16 +17,15 @@ goes to the connection's timeline, which the two legs of a connection may record
 (``Timeline.thread_safe``).
 
 Timers: ``poll(2)`` waits in whole milliseconds (CPython rounds up: a poll for 0.8 ms returned
-0.28 ms late), so the thread polls until ``TIMER_SLACK_S`` before a timer, sleeps until
-``SPIN_S`` before it (``clock_nanosleep``, 70 us late) and yields the CPU for the rest, which
-ends within a microsecond of the timer; trio's leg spins through the whole last millisecond.
-In that last stretch the thread reads nothing, as trio's leg does.
+0.28 ms late), so the thread polls until ``TIMER_SLACK_S`` before a timer and sleeps precisely
+for the rest (``timer.sleep_until``: the thread's timer slack at 1 ns, the last 60 us on
+the clock), which ends within tens of microseconds of the timer on an idle machine and,
+unlike a ``sched_yield`` loop, does not hand the core to other processes on a loaded one. In
+that last stretch the thread reads nothing, as trio's leg does.
 """
 
 from __future__ import annotations
 
-import os
-import time
 from collections.abc import Callable, MutableMapping
 from typing import Protocol, cast
 
@@ -34,12 +33,10 @@ from harness.evidence.timeline import Leg
 from harness.faults.items import Chunk, Close, End, Heartbeat, Item
 from harness.faults.stage import Chain
 from harness.proxy.threadcopy import Ended, ThreadCopy, Watcher, drain
+from harness.proxy.timer import precise_thread, sleep_until
 
 #: how long before a stage's timer the thread stops polling and sleeps precisely instead
 TIMER_SLACK_S = 0.001
-#: the end of that sleep, spent yielding the CPU until the timer is due: a sleep wakes some
-#: 70 us late (the kernel's timer slack), a yield loop within a microsecond
-SPIN_S = 0.0002
 
 
 class ChainWatcher(Watcher, Protocol):
@@ -75,6 +72,7 @@ class ThreadChain(ThreadCopy):
 
     def _loop(self) -> Ended:
         chain, clock, changed = self.chain, self.clock, self.changed
+        precise_thread()
         buffer = bytearray(self.read_bytes)
         reading, idle = self._poll_set(self.src), self._poll_set()
         while True:
@@ -87,7 +85,7 @@ class ThreadChain(ThreadCopy):
             if wake is not None and wake <= now:
                 items = chain.poll(now)
             elif wake is not None and wake - now < TIMER_SLACK_S:
-                _sleep_until(wake, clock)  # the last stretch before a timer (module docstring)
+                sleep_until(wake, clock)  # the last stretch before a timer (module docstring)
                 continue
             else:
                 accepting = chain.accepting  # (a stall, a throttle: hold the source)
@@ -148,12 +146,3 @@ class ThreadChain(ThreadCopy):
         finally:
             self.writes += writes
             self.written.written += size
-
-
-def _sleep_until(wake: float, clock: Callable[[], float]) -> None:
-    """Until ``clock()`` reaches ``wake`` (at most ``TIMER_SLACK_S`` away): see the module
-    docstring."""
-    if (rest := wake - clock() - SPIN_S) > 0:
-        time.sleep(rest)
-    while clock() < wake:
-        os.sched_yield()
